@@ -1,0 +1,218 @@
+"""Command line: ``jobsafe check | jobs | rules | explain``.
+
+Exit status: 0 no findings at or above the threshold, 1 findings, 2 usage, configuration
+or internal error (a one-line message, never a traceback).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from . import __version__
+
+
+class _Exit(click.ClickException):
+    exit_code = 2
+
+    def show(self, file=None):
+        click.echo(f"jobsafe: error: {self.message}", err=True)
+
+
+def _settings(config_file, paths):
+    from .config import ConfigError, load_settings
+    from .rules import resolve_selector
+
+    try:
+        return load_settings(config_file, paths[0] if paths else ".", resolve_selector)
+    except ConfigError as exc:
+        raise _Exit(str(exc)) from None
+
+
+def _analyse(paths, settings, select=(), ignore=()):
+    from .analysis import analyse
+    from .config import ConfigError
+    from .rules import enabled_rules
+
+    try:
+        rule_ids = enabled_rules(settings, tuple(select), tuple(ignore))
+    except ConfigError as exc:
+        raise _Exit(str(exc)) from None
+    for p in paths:
+        if not os.path.exists(p):
+            raise _Exit(f"{p}: no such file or directory")
+    try:
+        return analyse(list(paths), settings, rule_ids)
+    except RecursionError:
+        raise _Exit("internal error: input too deeply nested") from None
+    except Exception as exc:  # pragma: no cover - last line of defence, no traceback
+        raise _Exit(f"internal error: {type(exc).__name__}: {exc}") from None
+
+
+def _split(values) -> tuple[str, ...]:
+    return tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+
+
+def _console(output):
+    from rich.console import Console
+
+    if output is not None:
+        return Console(file=output, force_terminal=False, no_color=True, width=200,
+                       highlight=False)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=160)
+    return console
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="jobsafe")
+def main():
+    """jobsafe: find scheduled jobs that can run twice, stay blocked forever, or repeat a
+    side effect."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github", "markdown"]),
+              default="text", show_default=True, help="Output format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+              help="Write the report to FILE instead of standard output.")
+@click.option("--select", multiple=True, help="Rules to enable: ids, names or prefixes (JOB2).")
+@click.option("--ignore", multiple=True, help="Rules to disable: ids, names or prefixes.")
+@click.option("--severity", type=click.Choice(["info", "warning", "error"]), default="info",
+              show_default=True, help="Minimum severity shown and counted for the exit status.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Configuration file (pyproject.toml or .jobsafe.toml).")
+@click.option("--baseline", type=click.Path(dir_okay=False),
+              help="Report only findings that are not in this baseline file.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False),
+              help="Record the current findings in a baseline file.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Show the number of findings per rule.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--jobs", "-j", "workers", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: automatic).")
+@click.option("--fix", is_flag=True, help="Apply safe fixes (for fixable rules).")
+@click.option("--diff", is_flag=True, help="Show fixes as a diff instead of applying them.")
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only, no source or summary.")
+def check(paths, fmt, output, select, ignore, severity, config_file, baseline, write_baseline,
+          exit_zero, statistics, no_cache, workers, fix, diff, quiet):
+    """Analyse PATHS (default: the current directory) and report findings."""
+    from .baseline import BaselineError, read_baseline
+    from .baseline import write_baseline as save_baseline
+    from .model import Severity
+    from .report import render
+
+    paths = paths or (".",)
+    settings = _settings(config_file, paths)
+    analysis = _analyse(paths, settings, _split(select), _split(ignore))
+    threshold = Severity(severity).rank
+    analysis.findings = [f for f in analysis.findings if f.severity.rank >= threshold]
+    if write_baseline:
+        save_baseline(write_baseline, analysis.findings)
+        click.echo(f"jobsafe: wrote {len(analysis.findings)} findings to {write_baseline}", err=True)
+    if baseline:
+        try:
+            known = read_baseline(baseline)
+        except BaselineError as exc:
+            raise _Exit(str(exc)) from None
+        analysis.findings = [f for f in analysis.findings if f.fingerprint not in known]
+        for f in analysis.findings:
+            f.baseline_state = "new"
+    if fix or diff:
+        click.echo("jobsafe: none of the findings has an automatic fix yet", err=True)
+
+    stream = open(output, "w", encoding="utf-8") if output else None
+    try:
+        if fmt == "text":
+            from .report.text import print_text
+
+            print_text(analysis, _console(stream), analysis.line_text, quiet, statistics)
+        else:
+            options = {"baseline": bool(baseline)} if fmt == "sarif" else {}
+            text = render(fmt, analysis, **options)
+            (stream or sys.stdout).write(text)
+    finally:
+        if stream is not None:
+            stream.close()
+    sys.exit(0 if exit_zero or not analysis.findings else 1)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True))
+@click.option("--config", "config_file", type=click.Path(dir_okay=False))
+def jobs(paths, fmt, output, config_file):
+    """List every scheduled job found, with its protection layers."""
+    from .report.inventory import (print_inventory, render_inventory_json,
+                                   render_inventory_markdown)
+
+    paths = paths or (".",)
+    settings = _settings(config_file, paths)
+    analysis = _analyse(paths, settings)
+    if fmt == "text":
+        buffer = open(output, "w", encoding="utf-8") if output else None
+        try:
+            print_inventory(analysis, _console(buffer))
+        finally:
+            if buffer is not None:
+                buffer.close()
+        return
+    text = render_inventory_json(analysis) if fmt == "json" else render_inventory_markdown(analysis)
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def list_rules(fmt):
+    """List every rule: id, name, default severity, fixable."""
+    import json
+
+    from .rules import all_rules
+
+    rules = all_rules()
+    if fmt == "json":
+        click.echo(json.dumps([{"id": r.id, "name": r.name, "severity": r.severity.value,
+                                "fixable": r.fixable, "summary": r.summary}
+                               for r in rules.values()], indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold")
+    for col in ("id", "name", "severity", "fixable", "summary"):
+        table.add_column(col)
+    for r in rules.values():
+        table.add_row(r.id, r.name, r.severity.value, "yes" if r.fixable else "no", r.summary)
+    _console(None).print(table)
+
+
+@main.command()
+@click.argument("rule")
+def explain(rule):
+    """Show a rule's document (by id, e.g. JOB101, or name, e.g. unguarded-job)."""
+    from .catalog import load_docs
+    from .rules import all_rules
+
+    wanted = rule.strip()
+    match = next((r for r in all_rules().values()
+                  if r.id == wanted.upper() or r.name == wanted.lower()), None)
+    if match is None:
+        raise _Exit(f"unknown rule {rule!r} (see `jobsafe rules`)")
+    doc = load_docs().get(match.id)
+    if doc is None:
+        raise _Exit(f"no document for {match.id}")
+    if sys.stdout.isatty():
+        from rich.markdown import Markdown
+
+        _console(None).print(Markdown(f"# {match.id} {match.name}\n\n" + doc.body))
+    else:
+        sys.stdout.write(f"# {match.id} {match.name}\n\n{doc.body}")
+

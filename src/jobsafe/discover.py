@@ -1,0 +1,202 @@
+"""Find the files to analyse: walk paths, honour .gitignore and excludes, classify kinds.
+
+Symbolic links are followed only when they point inside the analysed root, and each real
+directory is entered once, so link loops end. Reading is defensive: size limit, binary
+detection, and a Latin-1 fallback for files that are not UTF-8 (cron reads bytes too).
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+#: directories never worth walking into
+DEFAULT_EXCLUDES = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
+                    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+                    ".jobsafe_cache", "site-packages", ".eggs")
+MAX_FILE_BYTES = 10 * 1024 * 1024
+_SNIFF_BYTES = 256 * 1024
+_SNIFF_SUFFIXES = {"", ".txt", ".conf", ".cfg", ".tab"}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    abs: str  # absolute path
+    rel: str  # relative to the analysis root, "/" separated
+    display: str  # relative to the working directory, "/" separated
+    kind: str  # crontab | dockerfile | python | shell | pyproject | other
+
+
+@dataclass
+class Discovery:
+    root: str  # absolute analysis root
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (display, reason)
+
+
+def display_path(abs_path: str, cwd: str) -> str:
+    rel = os.path.relpath(abs_path, cwd)
+    return rel.replace(os.sep, "/")
+
+
+def classify(rel: str) -> str:
+    """The kind of a file judged by its name alone ("other" when the name says nothing)."""
+    parts = rel.split("/")
+    name = parts[-1]
+    parent = parts[-2] if len(parts) > 1 else ""
+    lower = name.lower()
+    if lower == "crontab" or lower.startswith("crontab.") or lower.endswith((".cron", ".crontab")) \
+            or parent in ("cron.d", "crontabs"):
+        return "crontab"
+    if lower in ("dockerfile", "containerfile") or lower.startswith(("dockerfile.", "containerfile.")) \
+            or lower.endswith(".dockerfile"):
+        return "dockerfile"
+    if lower.endswith((".py", ".pyw")):
+        return "python"
+    if lower.endswith((".sh", ".bash")):
+        return "shell"
+    if name in ("pyproject.toml", "setup.cfg"):
+        return "pyproject"
+    return "other"
+
+
+def is_sniffable(rel: str) -> bool:
+    """Files whose content may reveal a crontab (no telling extension)."""
+    return os.path.splitext(rel.rsplit("/", 1)[-1])[1].lower() in _SNIFF_SUFFIXES
+
+
+class _Ignorer:
+    """.gitignore files (nested ones included) plus configured exclude patterns."""
+
+    def __init__(self, root: str, excludes: tuple[str, ...]):
+        self.root = root
+        self.excludes = excludes
+        self.specs: dict[str, pathspec.PathSpec] = {}
+
+    def load(self, rel_dir: str, abs_dir: str) -> None:
+        gitignore = os.path.join(abs_dir, ".gitignore")
+        try:
+            with open(gitignore, encoding="utf-8", errors="replace") as fh:
+                self.specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())
+        except OSError:
+            pass
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        name = rel.rsplit("/", 1)[-1]
+        if is_dir and name in DEFAULT_EXCLUDES:
+            return True
+        for pattern in self.excludes:
+            p = pattern.rstrip("/")
+            if fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) or rel.startswith(p + "/"):
+                return True
+        probe = rel + "/" if is_dir else rel
+        for base, spec in self.specs.items():
+            if base and not rel.startswith(base + "/"):
+                continue
+            if spec.match_file(probe[len(base) + 1:] if base else probe):
+                return True
+        return False
+
+
+def find_root(paths: list[str]) -> str:
+    """The analysis root: the one directory given, else the enclosing repository."""
+    if len(paths) == 1 and os.path.isdir(paths[0]):
+        return os.path.realpath(paths[0])
+    start = os.path.realpath(os.path.dirname(os.path.abspath(paths[0])) if paths else os.getcwd())
+    probe = start
+    while True:
+        if any(os.path.exists(os.path.join(probe, m)) for m in (".git", "pyproject.toml",
+                                                                  ".jobsafe.toml")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return os.path.realpath(os.getcwd()) if paths else start
+        probe = parent
+
+
+def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
+    """Every file under ``root`` that is not ignored, with its kind."""
+    result = Discovery(root=root)
+    ignorer = _Ignorer(root, excludes)
+    real_root = os.path.realpath(root)
+    visited: set[str] = set()
+
+    def inside(real: str) -> bool:
+        return real == real_root or real.startswith(real_root + os.sep)
+
+    def walk(abs_dir: str, rel_dir: str) -> None:
+        real = os.path.realpath(abs_dir)
+        if real in visited:
+            return
+        visited.add(real)
+        ignorer.load(rel_dir, abs_dir)
+        try:
+            entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
+        except OSError as exc:
+            result.skipped.append((display_path(abs_dir, cwd), f"unreadable directory: {exc.strerror}"))
+            return
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=True)
+                is_file = entry.is_file(follow_symlinks=True)
+            except OSError:
+                continue
+            if is_link:
+                target = os.path.realpath(entry.path)
+                if not inside(target):
+                    result.skipped.append((display_path(entry.path, cwd),
+                                           "symbolic link out of the analysed tree"))
+                    continue
+            if ignorer.ignored(rel, is_dir):
+                continue
+            if is_dir:
+                walk(entry.path, rel)
+            elif is_file:
+                result.files.append(SourceFile(entry.path, rel, display_path(entry.path, cwd),
+                                               classify(rel)))
+            elif is_link:
+                result.skipped.append((display_path(entry.path, cwd), "broken symbolic link"))
+
+    walk(root, "")
+    return result
+
+
+@dataclass(frozen=True)
+class Text:
+    content: str | None
+    problem: str | None = None
+
+
+def read_text(abs_path: str, limit: int = MAX_FILE_BYTES) -> Text:
+    """Read a file as text; ``problem`` says why it cannot be analysed."""
+    try:
+        size = os.path.getsize(abs_path)
+        if size > limit:
+            return Text(None, f"file too large to analyse ({size // (1024 * 1024)} MB, limit "
+                              f"{limit // (1024 * 1024)} MB)")
+        data = Path(abs_path).read_bytes()
+    except OSError as exc:
+        return Text(None, f"unreadable file: {exc.strerror or exc}")
+    if b"\0" in data[:8192]:
+        return Text(None, "binary file")
+    try:
+        return Text(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return Text(data.decode("latin-1"))
+
+
+def sniff_head(abs_path: str) -> str | None:
+    """The start of a small text file, for content sniffing; None for binaries."""
+    try:
+        with open(abs_path, "rb") as fh:
+            data = fh.read(_SNIFF_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > _SNIFF_BYTES or b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", "replace")

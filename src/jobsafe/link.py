@@ -1,0 +1,300 @@
+"""The link step: from a scheduled command to the code it runs in the analysed tree.
+
+A crontab says ``cd /srv/app && venv/bin/python manage.py charge``; the tree holds
+``billing/management/commands/charge.py``. Resolution tries the path as written (the
+analysed root standing in for ``/``), then the longest unique suffix of it among the tree's
+files, then console scripts, modules and Django management commands.
+"""
+from __future__ import annotations
+
+import configparser
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from .discover import Discovery, SourceFile, read_text
+from .model import Entry, Job, Lock, Schedule, Span, Target
+from .sources.shell import Invocation, Locator, analyze, basename
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+_PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
+_PY_OPTS_WITH_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
+_SCRIPT_INTERPRETERS = {"sh", "bash", "dash", "zsh", "ksh", "perl", "ruby", "php", "node",
+                        "Rscript", "lua", "tclsh"}
+_DJANGO = {"manage.py", "django-admin", "django-admin.py"}
+_FRAMEWORK_CONSOLES = {"artisan", "console"}  # Laravel, Symfony (bin/console)
+#: Python source that takes a lock this release cannot model in detail yet
+_PY_LOCK_TOKENS = re.compile(
+    r"\b(?:fcntl|lockf|flock|FileLock|SoftFileLock|filelock|portalocker|fasteners|"
+    r"zc\.lockfile|LockFile|PIDLockFile|PidFile|pidfile|SingleInstance|redis_lock|"
+    r"Redlock|pottery|advisory_lock|advisory_xact_lock|GET_LOCK|O_EXCL|cache\.add|"
+    r"nx\s*=\s*True|setnx|celery_once|QueueOnce)\b")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    file: SourceFile
+    kind: str
+    function: str | None = None
+
+
+class Tree:
+    """An index of the analysed files, for resolving what a command runs."""
+
+    def __init__(self, discovery: Discovery, texts: dict[str, tuple[str, str]]):
+        self.root = discovery.root
+        self.texts = texts  # display path -> (kind, text) of every file read
+        self.files = {f.rel: f for f in discovery.files}
+        self._by_name: dict[str, list[str]] = defaultdict(list)
+        for rel in self.files:
+            self._by_name[rel.rsplit("/", 1)[-1]].append(rel)
+        self.console_scripts = self._console_scripts()
+        self._entries: dict[str, Entry] = {}
+
+    # -- lookups
+    def _console_scripts(self) -> dict[str, str]:
+        scripts: dict[str, str] = {}
+        for rel, f in sorted(self.files.items()):
+            name = rel.rsplit("/", 1)[-1]
+            text = read_text(f.abs).content if name in ("pyproject.toml", "setup.cfg") else None
+            if not text:
+                continue
+            if name == "pyproject.toml":
+                try:
+                    data = tomllib.loads(text)
+                except (tomllib.TOMLDecodeError, ValueError):
+                    continue
+                project = data.get("project") if isinstance(data, dict) else None
+                poetry = data.get("tool", {}).get("poetry", {}) if isinstance(data, dict) else {}
+                for table in ((project or {}).get("scripts"), poetry.get("scripts")):
+                    if isinstance(table, dict):
+                        scripts.update({k: v for k, v in table.items() if isinstance(v, str)})
+            else:
+                parser = configparser.ConfigParser()
+                try:
+                    parser.read_string(text)
+                    raw = parser.get("options.entry_points", "console_scripts", fallback="")
+                except configparser.Error:
+                    continue
+                for line in raw.splitlines():
+                    if "=" in line:
+                        k, v = line.split("=", 1)
+                        scripts[k.strip()] = v.strip()
+        return scripts
+
+    def find(self, path: str, cwd: str | None = None, base: str | None = None) -> SourceFile | None:
+        """The tree file a path in a command refers to, if exactly one fits."""
+        if not path or "$" in path or "`" in path:
+            return None
+        candidates = []
+        if path.startswith("/"):
+            candidates.append(path)
+        else:
+            for prefix in (cwd, base, ""):
+                if prefix is not None:
+                    candidates.append(os.path.normpath(os.path.join(prefix, path)))
+        for cand in candidates:
+            rel = cand.lstrip("/")
+            if rel.startswith("./"):
+                rel = rel[2:]
+            if rel in self.files:
+                return self.files[rel]
+        for cand in candidates:
+            parts = [p for p in cand.split("/") if p and p != "."]
+            for k in range(len(parts) - 1, 1, -1):
+                suffix = "/".join(parts[-k:])
+                hits = [r for r in self._by_name.get(parts[-1], []) if r == suffix
+                        or r.endswith("/" + suffix)]
+                if len(hits) == 1:
+                    return self.files[hits[0]]
+            if parts:
+                hits = self._by_name.get(parts[-1], [])
+                if len(hits) == 1 and (len(parts) > 1 or not path.startswith("/")) \
+                        and _is_script(self.files[hits[0]]):
+                    return self.files[hits[0]]
+        return None
+
+    def module(self, dotted: str) -> SourceFile | None:
+        rel = dotted.replace(".", "/")
+        for base in ("", "src/"):
+            for cand in (f"{base}{rel}.py", f"{base}{rel}/__main__.py"):
+                if cand in self.files:
+                    return self.files[cand]
+        hits = [r for r in self.files if r.endswith(f"/{rel}.py") or r.endswith(f"/{rel}/__main__.py")]
+        return self.files[hits[0]] if len(hits) == 1 else None
+
+    def management_command(self, name: str) -> SourceFile | None:
+        hits = sorted(r for r in self._by_name.get(f"{name}.py", [])
+                      if r.endswith(f"management/commands/{name}.py"))
+        return self.files[hits[0]] if hits else None
+
+    # -- entries
+    def entry(self, resolved: Resolved) -> Entry:
+        key = f"{resolved.file.rel}:{resolved.kind}:{resolved.function}"
+        if key not in self._entries:
+            self._entries[key] = self._analyse_entry(resolved)
+        return self._entries[key]
+
+    def _analyse_entry(self, resolved: Resolved) -> Entry:
+        f = resolved.file
+        text = read_text(f.abs).content
+        if text is None:
+            return Entry(f.display, resolved.kind, resolved.function)
+        if f.rel.endswith((".py", ".pyw")) or _PYTHON.match(_shebang(text)):
+            self.texts[f.display] = ("python", text)
+            return Entry(f.display, resolved.kind, resolved.function,
+                         mentions_lock=bool(_PY_LOCK_TOKENS.search(text)))
+        if _shebang(text) in ("sh", "bash", "dash", "ksh", "zsh", "ash") or f.rel.endswith(
+                (".sh", ".bash")) or not _shebang(text) and not f.rel.endswith(".php"):
+            self.texts[f.display] = ("shell", text)
+            facts = analyze(text, Locator(f.display, text))
+            locks = list(facts.locks)
+            for g in facts.guards:
+                locks.append(Lock(kind=g.kind, scope="host", span=g.span, path=g.path,
+                                  stale_handling="kernel", blocking=g.blocking))
+            return Entry(f.display, "shell", None, tuple(locks), tuple(facts.detached),
+                         tuple(facts.backgrounds), facts.runtime_bound)
+        return Entry(f.display, resolved.kind, resolved.function)
+
+    # -- targets
+    def resolve(self, argv: list[str], cwd: str | None, base: str | None) -> tuple[Resolved | None, bool]:
+        """(resolved entry, runs project code) for a program and its arguments."""
+        if not argv:
+            return None, False
+        name = basename(argv[0])
+        if _PYTHON.match(name):
+            return self._python(argv, cwd, base)
+        if name in _SCRIPT_INTERPRETERS:
+            script = next((a for a in argv[1:] if not a.startswith("-")), None)
+            if script is None:
+                return None, False
+            if basename(script) == "artisan":
+                f = self.find(script, cwd, base)
+                return (Resolved(f, "artisan") if f else None), True
+            f = self.find(script, cwd, base)
+            return (Resolved(f, "shell" if name in ("sh", "bash", "dash", "zsh", "ksh") else name)
+                    if f else None), f is not None
+        if name in _DJANGO:
+            return self._django(argv[1:]), True
+        if name in _FRAMEWORK_CONSOLES and ("/" in argv[0] or name == "artisan"):
+            f = self.find(argv[0], cwd, base)
+            return (Resolved(f, name) if f else None), True
+        if "/" in argv[0]:
+            f = self.find(argv[0], cwd, base)
+            if f is not None and _is_script(f):
+                return Resolved(f, "script"), True
+            return None, False
+        if name in self.console_scripts:
+            spec = self.console_scripts[name]
+            module, _, func = spec.partition(":")
+            f = self.module(module.strip())
+            return (Resolved(f, "console-script", func.strip() or None) if f else None), True
+        return None, False
+
+    def _python(self, argv, cwd, base):
+        i = 1
+        while i < len(argv) and argv[i].startswith("-"):
+            opt = argv[i]
+            if opt == "-m" and i + 1 < len(argv):
+                f = self.module(argv[i + 1])
+                return (Resolved(f, "module") if f else None), f is not None
+            if opt == "-c":
+                return None, False
+            if opt in _PY_OPTS_WITH_VALUE:
+                i += 1
+            i += 1
+        if i >= len(argv):
+            return None, False
+        script = argv[i]
+        if basename(script) in _DJANGO:
+            return self._django(argv[i + 1:]), True
+        f = self.find(script, cwd, base)
+        return (Resolved(f, "python") if f else None), f is not None
+
+    def _django(self, args):
+        command = next((a for a in args if not a.startswith("-")), None)
+        f = self.management_command(command) if command else None
+        return Resolved(f, "manage.py", "handle") if f else None
+
+
+def _shebang(text: str) -> str:
+    if not text.startswith("#!"):
+        return ""
+    words = text[2:].split("\n", 1)[0].split()
+    if not words:
+        return ""
+    prog = basename(words[0])
+    if prog == "env":
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        prog = basename(rest[0]) if rest else ""
+    return prog
+
+
+def _is_script(f: SourceFile) -> bool:
+    """Text programs count as project code; compiled binaries do not."""
+    if f.rel.endswith((".py", ".sh", ".bash", ".php", ".pl", ".rb", ".js")):
+        return True
+    try:
+        with open(f.abs, "rb") as fh:
+            head = fh.read(2)
+    except OSError:
+        return False
+    return head == b"#!"
+
+
+# --------------------------------------------------------------------------- jobs
+
+#: shell built-ins and plumbing that never count as the work of a job
+_PLUMBING = {"cd", "test", "[", "[[", "exit", "true", "false", ":", "echo", "printf", "sleep",
+             "export", "set", "unset", "source", ".", "wait", "trap", "return", "local",
+             "read", "rm", "mkdir", "touch", "cat", "date", "kill", "rmdir", "ulimit", "umask"}
+
+
+def targets_for(invocations: list[tuple[Invocation, bool]], tree: Tree, cwd: str | None,
+                base: str | None, locate: Locator) -> list[tuple[Target, bool]]:
+    """(target, run under a guard) for each program a command runs."""
+    out = []
+    for inv, guarded in invocations:
+        argv = [w.text for w in inv.argv]
+        if not argv or basename(argv[0]) in _PLUMBING:
+            continue
+        resolved, project = tree.resolve(argv, cwd, base)
+        entry = tree.entry(resolved) if resolved else None
+        if entry is not None:
+            script = basename(resolved.file.rel)
+            args = [a for a in argv[1:] if basename(a) not in (script, *_DJANGO)]
+            identity = " ".join([entry.path, *args])
+        else:
+            identity = " ".join(argv)
+        span = locate.span(inv.argv[0].start, inv.argv[-1].end)
+        out.append((Target(tuple(argv), span, project, entry, identity.strip()), guarded))
+    return out
+
+
+def build_job(job_id: str, source: str, span: Span, schedule: Schedule, command: str,
+              locate: Locator, tree: Tree, base: str | None, user: str | None = None,
+              env: dict[str, str] | None = None) -> Job:
+    """Analyse a scheduled shell command and link it to the code it runs."""
+    facts = analyze(command, locate, env)
+    targets = targets_for(facts.invocations, tree, facts.cd, base, locate)
+    backgrounds = list(facts.backgrounds)
+    bound = facts.runtime_bound
+    for target, guarded in targets:
+        if target.entry is None:
+            continue
+        if guarded:
+            backgrounds.extend(target.entry.backgrounds)
+        else:
+            backgrounds.extend(target.entry.escapes)
+        if target.entry.runtime_bound_seconds and bound is None:
+            bound = target.entry.runtime_bound_seconds
+    unique_bgs = tuple(dict.fromkeys(backgrounds))
+    return Job(id=job_id, source=source, span=span, schedule=schedule, command=command,
+               user=user, guards=tuple(facts.guards), runtime_bound_seconds=bound,
+               targets=tuple(t for t, _ in targets), backgrounds=unique_bgs,
+               locks=tuple(facts.locks))

@@ -1,0 +1,202 @@
+"""The shared model: every front end produces it, every rule reads only it.
+
+Facts remember where they came from (a ``Span``) so that findings can point at the right
+line and relate their evidence.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Severity(str, Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return ("info", "warning", "error").index(self.value)
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A 1-based location; ``path`` is relative to the working directory, with ``/``."""
+
+    path: str
+    line: int
+    column: int = 1
+    end_line: int = 0
+    end_column: int = 0
+
+    def __post_init__(self) -> None:
+        if self.end_line < self.line:
+            object.__setattr__(self, "end_line", self.line)
+        if self.end_line == self.line and self.end_column < self.column:
+            object.__setattr__(self, "end_column", self.column)
+
+
+@dataclass(frozen=True)
+class Related:
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When a job fires. ``text`` is the schedule as written."""
+
+    text: str
+    kind: str  # "cron" | "reboot" | "interval"
+    timezone: str | None = None
+    min_interval_seconds: int | None = None
+    runs_per_day: float | None = None
+    #: minutes of the day (0..1439) at which a cron schedule fires; None if unknown
+    fire_minutes: tuple[int, ...] | None = None
+    #: the five-field cron expression, macros expanded (cron schedules only)
+    cron: str | None = None
+
+    @property
+    def recurring(self) -> bool:
+        return self.kind != "reboot"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A schedule-layer overlap guard such as ``flock -n`` or ``run-one``."""
+
+    kind: str  # flock | run-one | lckdo | solo | setlock | run-this-one
+    blocking: bool
+    wait_seconds: float | None
+    span: Span
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class Lock:
+    """A lock taken in a job's entry code (shell script or Python)."""
+
+    kind: str  # flock, lock-file, lock-dir, pid-file, ...
+    scope: str  # process | host | cluster
+    span: Span
+    path: str | None = None
+    key: str | None = None
+    ttl_seconds: float | None = None
+    stale_handling: str = "none"  # none | pid-check | age-check | kernel
+    blocking: bool | None = None
+    #: for lock files: the non-atomic existence test that precedes creation (JOB201)
+    existence_test: Span | None = None
+    atomic: bool = True
+
+
+@dataclass(frozen=True)
+class Background:
+    """Work that leaves the process tree of the guard or unit that started it."""
+
+    how: str  # "&", "nohup … &", "setsid -f", "screen -dm", ...
+    span: Span
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The code a job runs, resolved in the analysed tree."""
+
+    path: str  # display path of the resolved file
+    kind: str  # python | shell | manage.py | console-script | module
+    function: str | None = None
+    locks: tuple[Lock, ...] = ()
+    #: work the entry script leaves running when it exits (escapes any guard around it)
+    backgrounds: tuple[Background, ...] = ()
+    #: work that escapes a guard the entry script takes itself
+    escapes: tuple[Background, ...] = ()
+    #: the shortest ``timeout`` inside the entry script, if any
+    runtime_bound_seconds: float | None = None
+    #: True when the entry code is known to take a lock that jobsafe cannot model yet
+    mentions_lock: bool = False
+
+
+@dataclass(frozen=True)
+class Target:
+    """A program a command runs, after wrappers are peeled off."""
+
+    argv: tuple[str, ...]
+    span: Span
+    project_code: bool  # runs code of the analysed project (script, module, manage.py ...)
+    entry: Entry | None = None
+    #: stable identity of the work, for duplicate detection (entry path + arguments)
+    identity: str = ""
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    source: str  # cron | systemd | k8s | compose | gha | ansible | celery | ...
+    span: Span  # the schedule entry
+    schedule: Schedule
+    command: str
+    user: str | None = None
+    guards: tuple[Guard, ...] = ()
+    runtime_bound_seconds: float | None = None
+    targets: tuple[Target, ...] = ()
+    backgrounds: tuple[Background, ...] = ()  # inside the guard's scope
+    locks: tuple[Lock, ...] = ()  # taken by the scheduled command line itself
+    replicas: int | None = None
+    replicas_evidence: Span | None = None
+
+    @property
+    def runs_project_code(self) -> bool:
+        return any(t.project_code for t in self.targets)
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        return tuple(t.entry for t in self.targets if t.entry is not None)
+
+    @property
+    def all_locks(self) -> tuple[Lock, ...]:
+        """Locks in the command line and in the resolved entry code."""
+        return self.locks + tuple(lock for e in self.entries for lock in e.locks)
+
+
+@dataclass(frozen=True)
+class ParseError:
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True)
+class CronFile:
+    """A file cron reads, with the facts JOB110 needs."""
+
+    span: Span  # where the file is (or where it is installed, for Dockerfile COPY)
+    installed_name: str | None  # the cron.d file name, when the file is a cron.d file
+    last_entry_unterminated: Span | None
+
+
+@dataclass
+class Finding:
+    rule: str
+    name: str
+    severity: Severity
+    span: Span
+    message: str
+    job: str | None = None
+    related: tuple[Related, ...] = ()
+    fingerprint: str = ""
+    suppressed: str | None = None  # reason, when suppressed in source ("" for no reason)
+    baseline_state: str | None = None
+
+    @property
+    def sort_key(self) -> tuple:
+        s = self.span
+        return (s.path, s.line, s.column, self.rule, self.message)
+
+
+@dataclass
+class Project:
+    """Everything the rules see."""
+
+    root: str  # display path of the analysis root
+    files: list[str] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+    parse_errors: list[ParseError] = field(default_factory=list)
+    cron_files: list[CronFile] = field(default_factory=list)

@@ -1,0 +1,266 @@
+"""1xx: a scheduled job can run twice at the same time (or never again)."""
+from __future__ import annotations
+
+import re
+from itertools import combinations
+
+from ..model import Job, Related, Severity
+from ..schedule import dst_shifted_minutes, firings_coincide, format_duration
+from . import Rule
+
+#: folder names that mark environment variants of the same deployment
+ENV_FOLDERS = {"dev", "develop", "development", "test", "testing", "qa", "uat", "stage",
+               "staging", "preprod", "prod", "production", "live", "sandbox", "local", "ci",
+               "demo", "canary", "overlays", "environments", "envs"}
+_CRON_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def interval_text(job: Job) -> str:
+    return format_duration(job.schedule.min_interval_seconds)
+
+
+def work_text(job: Job) -> str:
+    target = next((t for t in job.targets if t.project_code), None)
+    if target is not None and target.entry is not None:
+        return target.entry.path
+    if target is not None:
+        return " ".join(target.argv)[:60]
+    return job.command[:60]
+
+
+def guarded(job: Job) -> bool:
+    """Whether anything keeps a second copy out: a schedule guard or a lock in entry code."""
+    return bool(job.guards) or any(lock.scope in ("host", "cluster") for lock in job.all_locks)
+
+
+def scheduled_here(job: Job) -> Related:
+    return Related(job.span, "scheduled here")
+
+
+class UnguardedJob(Rule):
+    id = "JOB101"
+    name = "unguarded-job"
+    severity = Severity.WARNING
+    summary = "A recurring cron job runs project code with no overlap guard and no lock."
+    sources = ("cron",)
+
+    def check(self, project):
+        for job in project.jobs:
+            if job.source != "cron" or not job.schedule.recurring or guarded(job):
+                continue
+            if any(e.mentions_lock for e in job.entries):
+                continue
+            if not job.runs_project_code and not (self.settings.strict and job.targets):
+                continue
+            every = interval_text(job)
+            yield self.finding(
+                job.span,
+                f"`{job.schedule.text}` job {work_text(job)} has no overlap guard: a run longer "
+                f"than {every} starts a second copy beside it",
+                job.id)
+
+
+class BlockingLockWait(Rule):
+    id = "JOB102"
+    name = "blocking-lock-wait"
+    severity = Severity.WARNING
+    summary = "The overlap guard waits for the lock instead of skipping, so runs pile up."
+    sources = ("cron", "python")
+
+    def check(self, project):
+        seen = set()
+        for job in project.jobs:
+            if not job.schedule.recurring:
+                continue
+            interval = job.schedule.min_interval_seconds
+            for guard in job.guards:
+                if not guard.blocking:
+                    continue
+                if guard.wait_seconds is not None and (interval is None or guard.wait_seconds < interval):
+                    continue
+                waits = "with no limit" if guard.wait_seconds is None else \
+                    f"up to {format_duration(guard.wait_seconds)}"
+                yield self.finding(
+                    job.span,
+                    f"`{job.schedule.text}` job waits for its {guard.kind} lock {waits} instead of "
+                    f"skipping: slow runs queue up and then run back to back",
+                    job.id, [Related(guard.span, "the waiting guard")])
+            for entry in job.entries:
+                for lock in entry.locks:
+                    if lock.kind != "flock" or not lock.blocking or lock.span in seen:
+                        continue
+                    seen.add(lock.span)
+                    yield self.finding(
+                        lock.span,
+                        f"{entry.path} waits for its flock lock with no limit: runs of "
+                        f"`{job.schedule.text}` queue up and then run back to back",
+                        job.id, [scheduled_here(job)])
+
+
+class GuardEscaped(Rule):
+    id = "JOB103"
+    name = "guard-escaped"
+    severity = Severity.ERROR
+    summary = "Work is backgrounded inside the guard, so the lock ends while the work goes on."
+    sources = ("cron", "systemd")
+
+    def check(self, project):
+        for job in project.jobs:
+            if not job.backgrounds or not job.schedule.recurring:
+                continue
+            first = job.backgrounds[0]
+            yield self.finding(
+                job.span,
+                f"`{job.schedule.text}` job backgrounds its work (`{first.how}`): the guard is "
+                f"released while the work goes on, and the next run starts beside it",
+                job.id, [Related(b.span, f"work leaves the guard here ({b.how})")
+                         for b in job.backgrounds])
+
+
+class NoRuntimeBound(Rule):
+    id = "JOB104"
+    name = "no-runtime-bound"
+    severity = Severity.WARNING
+    summary = "A guarded job has no bound on its run time: one hung run blocks every later run."
+    sources = ("cron", "systemd", "k8s")
+
+    def check(self, project):
+        for job in project.jobs:
+            if job.source != "cron" or not job.schedule.recurring or not guarded(job):
+                continue
+            if job.runtime_bound_seconds is not None:
+                continue
+            kind = job.guards[0].kind if job.guards else job.all_locks[0].kind
+            yield self.finding(
+                job.span,
+                f"`{job.schedule.text}` job is guarded by {kind} but has no time limit: one hung "
+                f"run holds the lock and every later run is skipped, silently",
+                job.id)
+
+
+def _env_variants(a: Job, b: Job) -> bool:
+    pa, pb = a.span.path.split("/"), b.span.path.split("/")
+    envs_a = {p.lower() for p in pa[:-1]} & ENV_FOLDERS
+    envs_b = {p.lower() for p in pb[:-1]} & ENV_FOLDERS
+    return bool(envs_a or envs_b) and envs_a != envs_b
+
+
+def work_identity(job: Job) -> str:
+    project = sorted(t.identity for t in job.targets if t.project_code)
+    if project:
+        return "\n".join(project)
+    return " ".join(" ".join(t.argv) for t in job.targets) or " ".join(job.command.split())
+
+
+class DuplicateSchedule(Rule):
+    id = "JOB106"
+    name = "duplicate-schedule"
+    severity = Severity.WARNING
+    summary = "The same command or entry point is scheduled more than once."
+    sources = ("cron", "systemd", "k8s", "python")
+
+    def check(self, project):
+        jobs = sorted((j for j in project.jobs if j.schedule.recurring), key=lambda j: j.span)
+        groups: dict[str, list[Job]] = {}
+        for job in jobs:
+            groups.setdefault(work_identity(job), []).append(job)
+        reported = set()
+        for same in groups.values():
+            for earlier, later in combinations(same, 2):
+                if later.id in reported or _env_variants(earlier, later):
+                    continue
+                a, b = earlier.schedule.cron, later.schedule.cron
+                if a and b and not firings_coincide(a, b):
+                    continue  # a composite schedule: different times, never together
+                reported.add(later.id)
+                yield self.finding(
+                    later.span,
+                    f"{work_text(later)} is scheduled again here (`{later.schedule.text}`, also "
+                    f"`{earlier.schedule.text}` at {earlier.span.path}:{earlier.span.line}): "
+                    f"it runs twice when both fire",
+                    later.id, [Related(earlier.span, "first scheduled here")])
+
+
+class CronFileIgnored(Rule):
+    id = "JOB110"
+    name = "cron-file-ignored"
+    severity = Severity.ERROR
+    summary = "cron silently skips the file (bad cron.d name) or its last entry (no newline)."
+    sources = ("cron",)
+
+    def check(self, project):
+        for cron_file in project.cron_files:
+            name = cron_file.installed_name
+            if name is not None and not _CRON_NAME.match(name):
+                yield self.finding(
+                    cron_file.span,
+                    f"cron ignores /etc/cron.d/{name}: cron.d file names may only hold letters, "
+                    f"digits, '_' and '-' (run-parts naming), so none of its jobs ever run")
+            if cron_file.last_entry_unterminated is not None:
+                yield self.finding(
+                    cron_file.last_entry_unterminated,
+                    "the last crontab entry has no final newline: cron does not run it")
+
+
+_STEP = re.compile(r"^(\*|\d+)/(\d+)$")
+
+
+class MisleadingSchedule(Rule):
+    id = "JOB111"
+    name = "misleading-schedule"
+    severity = Severity.INFO
+    summary = "A cron expression that does not do what it reads as."
+    sources = ("cron",)
+
+    def check(self, project):
+        for job in project.jobs:
+            if job.source != "cron" or job.schedule.kind != "cron" or job.schedule.text.startswith("@"):
+                continue
+            fields = job.schedule.text.split()
+            for index, (label, size) in ((0, ("minute", 60)), (1, ("hour", 24))):
+                for part in fields[index].split(","):
+                    m = _STEP.match(part)
+                    if m and size % int(m.group(2)):
+                        step = int(m.group(2))
+                        start = 0 if m.group(1) == "*" else int(m.group(1))
+                        fires = list(range(start, size, step))
+                        shown = ", ".join(f":{v:02d}" if label == "minute" else f"{v:02d}h"
+                                          for v in fires[:4])
+                        yield self.finding(
+                            job.span,
+                            f"`{part}` in the {label} field does not divide {size}: it fires at "
+                            f"{shown}{' …' if len(fires) > 4 else ''} and restarts every "
+                            f"{'hour' if label == 'minute' else 'day'}, so gaps are uneven",
+                            job.id)
+            if not fields[2].startswith("*") and not fields[4].startswith("*"):
+                yield self.finding(
+                    job.span,
+                    f"`{job.schedule.text}` restricts both day-of-month ({fields[2]}) and "
+                    f"day-of-week ({fields[4]}): cron fires when EITHER matches, not both",
+                    job.id)
+
+
+class DstSensitiveSchedule(Rule):
+    id = "JOB112"
+    name = "dst-sensitive-schedule"
+    severity = Severity.INFO
+    summary = "A fixed-time job in a DST zone fires in the hour that clocks skip or repeat."
+    sources = ("cron", "systemd", "k8s")
+
+    def check(self, project):
+        for job in project.jobs:
+            sched = job.schedule
+            if not sched.timezone or not sched.fire_minutes or not sched.cron:
+                continue
+            if sched.cron.split()[1].startswith("*"):
+                continue
+            shifted = dst_shifted_minutes(sched.timezone)
+            hits = sorted(set(sched.fire_minutes) & shifted) if shifted else []
+            if not hits:
+                continue
+            at = ", ".join(f"{m // 60:02d}:{m % 60:02d}" for m in hits[:3])
+            yield self.finding(
+                job.span,
+                f"`{sched.text}` fires at {at} {sched.timezone}, a time that daylight-saving "
+                f"changes skip or repeat: the job is missed or runs twice on those days",
+                job.id)

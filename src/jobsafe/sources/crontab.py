@@ -1,0 +1,199 @@
+"""Crontab front end: user crontabs, ``/etc/crontab`` and cron.d files.
+
+Follows cron(8)/crontab(5) as Debian's cron (Vixie cron) reads them: environment lines,
+``@`` macros, a user field in system crontabs, ``%`` turning the rest of the command into
+standard input (``\\%`` for a literal percent sign), names in the month and weekday fields.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..model import ParseError, Schedule, Span
+from ..schedule import ScheduleError, cron_schedule, expand_macro
+from .shell import Locator
+
+_ENV = re.compile(r"""^\s*(?P<q>['"]?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P=q)\s*=\s*(?P<value>.*)$""")
+_FIELD_CHARS = re.compile(r"^[0-9A-Za-z*,/\-#LW?]+$")
+#: users commonly found in the user field of system crontabs (content sniffing only)
+SYSTEM_USERS = {"root", "www-data", "nobody", "daemon", "postgres", "mysql", "nginx", "apache",
+                "www", "backup", "mail", "news", "man", "debian-sysstat", "smmsp", "redis",
+                "_apt", "list", "proxy", "uucp", "sys", "bin", "operator", "app", "deploy"}
+_MACRO_NAMES = {"@reboot", "@yearly", "@annually", "@monthly", "@weekly", "@daily",
+                "@midnight", "@hourly"}
+
+
+@dataclass
+class CronEntry:
+    span: Span  # the whole entry line
+    schedule: Schedule
+    user: str | None
+    command: str
+    locator: Locator
+    env: dict[str, str]
+
+
+@dataclass
+class CrontabResult:
+    entries: list[CronEntry] = field(default_factory=list)
+    errors: list[ParseError] = field(default_factory=list)
+    last_entry_unterminated: Span | None = None
+
+
+def _command_columns(line: str, start: int) -> tuple[str, list[int]]:
+    """Apply crontab's ``%`` rule; return the command and each character's file column."""
+    out, cols = [], []
+    i = start
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\" and i + 1 < len(line) and line[i + 1] == "%":
+            out.append("%")
+            cols.append(i + 1)
+            i += 2
+            continue
+        if ch == "%":
+            break
+        out.append(ch)
+        cols.append(i + 1)
+        i += 1
+    text = "".join(out).rstrip()
+    return text, cols[: len(text)] or [start + 1]
+
+
+def _split_fields(line: str, count: int) -> tuple[list[str], int] | None:
+    """The first ``count`` whitespace-separated fields and the offset of the rest."""
+    fields, pos = [], 0
+    for _ in range(count):
+        m = re.compile(r"\s*(\S+)").match(line, pos)
+        if not m:
+            return None
+        fields.append(m.group(1))
+        pos = m.end()
+    m = re.compile(r"\s*").match(line, pos)
+    return fields, m.end()
+
+
+def looks_like_system_crontab(text: str) -> bool:
+    """True when every entry has a user field (content sniffing for unnamed files)."""
+    users = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or _ENV.match(line):
+            continue
+        parts = line.split()
+        idx = 1 if line.startswith("@") else 5
+        if len(parts) <= idx + 1:
+            return False
+        users.append(parts[idx])
+    return bool(users) and all(u in SYSTEM_USERS for u in users)
+
+
+def looks_like_crontab(text: str) -> bool:
+    """Content sniffing: at least one entry, and every meaningful line parses."""
+    entries = 0
+    for raw in text.splitlines()[:500]:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if _ENV.match(line) and not line[0].isdigit() and line[0] not in "*@":
+            continue
+        parts = line.split()
+        if parts[0].lower() in _MACRO_NAMES and len(parts) > 1:
+            entries += 1
+            continue
+        if len(parts) < 6 or not all(_FIELD_CHARS.match(p) for p in parts[:5]):
+            return False
+        try:
+            cron_schedule(" ".join(parts[:5]), " ".join(parts[:5]))
+        except ScheduleError:
+            return False
+        entries += 1
+    return entries > 0
+
+
+def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
+                  env: dict[str, str] | None = None) -> CrontabResult:
+    """Parse crontab text. ``line_base`` shifts line numbers (crontab lines inside another file)."""
+    result = CrontabResult()
+    env = dict(env or {})
+    lines = text.split("\n")
+    last_entry_line = None
+    for index, line in enumerate(lines):
+        lineno = index + 1 + line_base
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        first = stripped[0]
+        if first not in "@*0123456789":
+            m = _ENV.match(line)
+            if m:
+                value = m.group("value").strip()
+                if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                    value = value[1:-1]
+                env[m.group("name")] = value
+                continue
+            result.errors.append(ParseError(
+                Span(path, lineno, 1, lineno, len(line) + 1),
+                f"not a crontab entry or environment setting: {stripped[:60]!r}"))
+            continue
+        entry = _parse_entry(path, line, lineno, system, env, result)
+        if entry is not None:
+            result.entries.append(entry)
+            last_entry_line = index
+    if last_entry_line is not None and last_entry_line == len(lines) - 1 and lines[-1].strip():
+        entry = result.entries[-1]
+        result.last_entry_unterminated = entry.span
+    return result
+
+
+def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
+    stripped = line.lstrip()
+    indent = len(line) - len(stripped)
+    line_span = Span(path, lineno, indent + 1, lineno, len(line.rstrip()) + 1)
+
+    def error(message):
+        result.errors.append(ParseError(line_span, message))
+
+    if stripped.startswith("@"):
+        split = _split_fields(line, 1)
+        macro = split[0][0].lower() if split else ""
+        if macro not in _MACRO_NAMES:
+            error(f"unknown schedule macro {split[0][0] if split else stripped!r}")
+            return None
+        text = split[0][0]
+        fields, rest = split
+        if macro == "@reboot":
+            schedule = Schedule(text=text, kind="reboot", timezone=env.get("CRON_TZ"))
+        else:
+            expr = expand_macro(macro)
+            schedule = cron_schedule(text, expr, env.get("CRON_TZ"))
+    else:
+        split = _split_fields(line, 5)
+        if split is None:
+            error("a crontab entry needs five time fields and a command")
+            return None
+        fields, rest = split
+        expr = " ".join(fields)
+        bad = next((f for f in fields if not _FIELD_CHARS.match(f)), None)
+        if bad is not None:
+            error(f"invalid time field {bad!r}")
+            return None
+        try:
+            schedule = cron_schedule(expr, expr, env.get("CRON_TZ"))
+        except ScheduleError as exc:
+            error(f"invalid schedule {expr!r}: {exc}")
+            return None
+    user = None
+    if system:
+        split = _split_fields(line[rest:], 1)
+        if split is None:
+            error("a system crontab entry needs a user field and a command")
+            return None
+        user = split[0][0]
+        rest += split[1]
+    command, columns = _command_columns(line, rest)
+    if not command:
+        error("crontab entry has no command")
+        return None
+    locator = Locator(path, command, lineno, columns[0], columns)
+    return CronEntry(line_span, schedule, user, command, locator, dict(env))

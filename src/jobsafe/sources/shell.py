@@ -1,0 +1,864 @@
+"""Shell analysis: crontab commands, ``ExecStart=`` lines, container args and shell scripts.
+
+Parsing is done by tree-sitter's bash grammar, which is complete (case statements,
+arithmetic, here-documents) and error-tolerant, so a script with one broken construct
+still yields the rest. On top of the tree this module extracts what the rules need:
+
+* the simple commands in execution order, with whether each is backgrounded, waited
+  for, or used as a condition;
+* wrappers peeled off each command (``flock``, ``timeout``, ``nice``, ``sh -c`` ...), so
+  that the guard, the runtime bound and the program finally run are known;
+* lock files managed by shell code (test-then-create, ``mkdir`` locks) and their stale
+  handling.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..model import Background, Guard, Lock, Span
+from ..schedule import parse_timeout_duration
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+# --------------------------------------------------------------------------- positions
+
+
+class Locator:
+    """Maps byte offsets of analysed text to file spans.
+
+    ``columns`` gives, for a single-line text, the 1-based file column of each character
+    (crontab commands lose ``\\%`` escapes, so columns are not a plain offset).
+    """
+
+    def __init__(self, path: str, text: str, line: int = 1, column: int = 1,
+                 columns: list[int] | None = None):
+        self.path = path
+        self.text = text
+        self.line = line
+        self.column = column
+        self.columns = columns
+        raw = text.encode("utf-8", "surrogateescape")
+        self._ascii = len(raw) == len(text)
+        self._line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+
+    def _char(self, byte_offset: int) -> int:
+        if self._ascii:
+            return byte_offset
+        raw = self.text.encode("utf-8", "surrogateescape")
+        return len(raw[:byte_offset].decode("utf-8", "surrogateescape"))
+
+    def _point(self, byte_offset: int) -> tuple[int, int]:
+        idx = self._char(byte_offset)
+        if self.columns is not None:
+            idx = min(idx, len(self.columns) - 1)
+            return self.line, self.columns[idx] if self.columns else self.column
+        row = max(i for i, start in enumerate(self._line_starts) if start <= idx) \
+            if len(self._line_starts) > 1 else 0
+        col = idx - self._line_starts[row]
+        if row == 0:
+            return self.line, self.column + col
+        return self.line + row, col + 1
+
+    def span(self, start: int, end: int) -> Span:
+        line, col = self._point(start)
+        end_line, end_col = self._point(end)
+        return Span(self.path, line, col, end_line, end_col)
+
+    def nested(self, text: str, byte_offset: int) -> "Locator":
+        """A locator for a string embedded at ``byte_offset`` (``sh -c '...'``)."""
+        line, col = self._point(byte_offset)
+        if self.columns is not None:
+            start = self._char(byte_offset)
+            cols = self.columns[start:start + len(text)]
+            cols += [cols[-1] if cols else col] * (len(text) - len(cols))
+            return Locator(self.path, text, line, col, cols or [col])
+        return Locator(self.path, text, line, col)
+
+
+# --------------------------------------------------------------------------- syntax
+
+
+@dataclass
+class Word:
+    text: str  # the literal value, variables expanded where known
+    start: int
+    end: int
+    literal: bool = True  # False when it holds unexpanded parameters or substitutions
+
+
+@dataclass
+class Cmd:
+    """A simple command as the shell runs it."""
+
+    argv: list[Word]
+    start: int
+    end: int
+    redirects: list[tuple[str, Word]] = field(default_factory=list)  # (operator, target)
+    fd_redirects: dict[str, Word] = field(default_factory=dict)  # "9" -> target of 9>x
+    background: bool = False
+    waited: bool = False
+    condition: bool = False
+    noclobber: bool = False
+    scope: int = 0  # id of the enclosing subshell/list, for fd-form flock scoping
+
+    @property
+    def name(self) -> str:
+        return basename(self.argv[0].text) if self.argv else ""
+
+
+@dataclass
+class TestExpr:
+    op: str
+    operand: Word
+    start: int
+    end: int
+
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def basename(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+class _Walker:
+    """Flattens a bash syntax tree into commands and tests, in execution order."""
+
+    def __init__(self, source: bytes, variables: dict[str, str]):
+        self.src = source
+        self.vars = dict(variables)
+        self.cmds: list[Cmd] = []
+        self.tests: list[TestExpr] = []
+        self.noclobber = False
+        self._scopes = 0
+        self.errors = 0
+
+    # -- words
+    def word(self, node) -> Word:
+        text, literal = self._literal(node)
+        return Word(text, node.start_byte, node.end_byte, literal)
+
+    def _literal(self, node) -> tuple[str, bool]:
+        t = node.type
+        raw = self.src[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+        if t == "raw_string":
+            return raw[1:-1], True
+        if t == "ansi_c_string":
+            return raw[2:-1], True
+        if t in ("word", "number"):
+            return re.sub(r"\\(.)", r"\1", raw), True
+        if t in ("simple_expansion", "expansion"):
+            name = self._expansion_name(node)
+            if name is not None and name in self.vars:
+                return self.vars[name], True
+            return raw, False
+        if t in ("string", "concatenation"):
+            parts, literal = [], True
+            pos = node.start_byte + (1 if t == "string" else 0)
+            end = node.end_byte - (1 if t == "string" else 0)
+            for child in node.children:
+                if child.start_byte > pos:
+                    parts.append(self.src[pos:child.start_byte].decode("utf-8", "surrogateescape"))
+                if child.type == '"' or (not child.is_named and child.type in ('"', "$")):
+                    pos = max(pos, child.end_byte)
+                    continue
+                text, lit = self._literal(child)
+                parts.append(text)
+                literal &= lit
+                pos = child.end_byte
+            if end > pos:
+                parts.append(self.src[pos:end].decode("utf-8", "surrogateescape"))
+            return "".join(parts), literal
+        if t == "string_content":
+            return raw, True
+        return raw, False
+
+    def _expansion_name(self, node) -> str | None:
+        names = [c for c in node.children if c.type in ("variable_name", "special_variable_name")]
+        if len(names) == 1 and len(node.named_children) == 1:
+            return self.src[names[0].start_byte:names[0].end_byte].decode()
+        return None
+
+    # -- statements
+    def walk(self, node, background=False, condition=False, scope=0):
+        t = node.type
+        if t == "ERROR" or node.is_missing:
+            self.errors += 1
+        if t in ("program", "compound_statement", "subshell", "do_group", "else_clause",
+                 "elif_clause", "case_item", "ERROR", "function_definition"):
+            inner = scope
+            if t == "subshell":
+                self._scopes += 1
+                inner = self._scopes
+            self._walk_sequence(node.children, background, condition, inner)
+            return
+        if t == "list":
+            children = list(node.children)
+            for i, child in enumerate(children):
+                if not child.is_named:
+                    continue
+                nxt = next((c for c in children[i + 1:] if not c.is_named), None)
+                is_cond = nxt is not None and nxt.type in ("&&", "||")
+                self.walk(child, background, condition or is_cond, scope)
+            return
+        if t in ("if_statement", "while_statement"):
+            for i, child in enumerate(node.children):
+                if child.is_named:
+                    is_cond = node.field_name_for_child(i) == "condition"
+                    self.walk(child, background, condition or is_cond, scope)
+            return
+        if t == "negated_command":
+            for child in node.named_children:
+                self.walk(child, background, condition, scope)
+            return
+        if t == "pipeline":
+            for child in node.named_children:
+                self.walk(child, background, condition, scope)
+            return
+        if t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            before = len(self.cmds)
+            if body is not None:
+                self.walk(body, background, condition, scope)
+            redirects, fds = self._redirects(node)
+            if body is not None and body.type in ("command", "test_command") and len(self.cmds) > before:
+                self.cmds[before].redirects.extend(redirects)
+                self.cmds[before].fd_redirects.update(fds)
+            elif body is None or len(self.cmds) == before:
+                self.cmds.append(Cmd([], node.start_byte, node.end_byte, redirects, fds,
+                                     background, False, condition, self.noclobber, scope))
+            else:
+                for cmd in self.cmds[before:]:
+                    cmd.fd_redirects.update(fds)
+            return
+        if t == "command":
+            self._command(node, background, condition, scope)
+            return
+        if t == "test_command":
+            self._test_command(node)
+            return
+        if t == "variable_assignment":
+            self._assignment(node)
+            return
+        if t in ("declaration_command",):
+            for child in node.named_children:
+                if child.type == "variable_assignment":
+                    self._assignment(child)
+            return
+        if t in ("for_statement", "c_style_for_statement", "case_statement"):
+            for child in node.named_children:
+                if child.type in ("do_group", "case_item", "compound_statement"):
+                    self.walk(child, background, condition, scope)
+            return
+        for child in node.named_children:
+            if child.type in ("command", "list", "pipeline", "subshell", "compound_statement",
+                              "redirected_statement", "if_statement", "while_statement"):
+                self.walk(child, background, condition, scope)
+
+    def _walk_sequence(self, children, background, condition, scope):
+        children = list(children)
+        named = [(i, c) for i, c in enumerate(children) if c.is_named and c.type != "comment"]
+        for pos, (i, child) in enumerate(named):
+            nxt = children[i + 1] if i + 1 < len(children) else None
+            bg = nxt is not None and not nxt.is_named and nxt.type == "&"
+            before = len(self.cmds)
+            self.walk(child, background or bg, condition, scope)
+            if bg:
+                later = [c for _, c in named[pos + 1:]]
+                waited = any(self._mentions_wait(c) for c in later)
+                for cmd in self.cmds[before:]:
+                    cmd.waited = cmd.waited or waited
+
+    def _mentions_wait(self, node) -> bool:
+        if node.type == "command":
+            name = node.child_by_field_name("name")
+            return name is not None and self.src[name.start_byte:name.end_byte] == b"wait"
+        return any(self._mentions_wait(c) for c in node.named_children)
+
+    def _redirects(self, node):
+        redirects, fds = [], {}
+        for child in node.children:
+            if child.type != "file_redirect":
+                continue
+            dest = child.child_by_field_name("destination")
+            if dest is None:
+                continue
+            op = next((c.type for c in child.children if not c.is_named), ">")
+            desc = child.child_by_field_name("descriptor")
+            word = self.word(dest)
+            if desc is not None:
+                fds[self.src[desc.start_byte:desc.end_byte].decode()] = word
+            if op in (">", ">>", ">|", "&>", "&>>") and (desc is None or desc.text in (b"1",)):
+                redirects.append((op, word))
+        return redirects, fds
+
+    def _assignment(self, node):
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is None:
+            return
+        key = self.src[name.start_byte:name.end_byte].decode()
+        if value is None:
+            self.vars[key] = ""
+            return
+        text, literal = self._literal(value)
+        if literal:
+            self.vars[key] = text
+        else:
+            self.vars.pop(key, None)
+
+    def _command(self, node, background, condition, scope):
+        argv: list[Word] = []
+        assignments = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                assignments.append(child)
+            elif child.type == "command_name":
+                argv.append(self.word(child.named_children[0] if child.named_children else child))
+            elif child.is_named and child.type not in ("file_redirect", "herestring_redirect",
+                                                       "comment"):
+                argv.append(self.word(child))
+        redirects, fds = self._redirects(node)
+        if not argv:
+            for a in assignments:
+                self._assignment(a)
+            return
+        cmd = Cmd(argv, node.start_byte, node.end_byte, redirects, fds, background, False,
+                  condition, self.noclobber, scope)
+        self.cmds.append(cmd)
+        name = cmd.name
+        args = [w.text for w in argv[1:]]
+        if name == "set":
+            if "-C" in args or ("-o" in args and "noclobber" in args):
+                self.noclobber = True
+            if "+C" in args or ("+o" in args and "noclobber" in args):
+                self.noclobber = False
+        if name in ("test", "[") and len(args) >= 2:
+            ops = [a for a in args if a.startswith("-") and len(a) == 2]
+            if ops:
+                op_index = args.index(ops[0])
+                if op_index + 1 < len(args):
+                    self.tests.append(TestExpr(ops[0], argv[op_index + 2], node.start_byte,
+                                               node.end_byte))
+        # process substitutions in arguments, e.g. PID=$(cat "$LOCK")
+        for child in node.named_children:
+            self._substitutions(child, scope)
+
+    def _substitutions(self, node, scope):
+        if node.type == "command_substitution":
+            self._walk_sequence(node.children, False, False, scope)
+            return
+        for child in node.named_children:
+            self._substitutions(child, scope)
+
+    def _test_command(self, node):
+        for expr in _descend(node, "unary_expression"):
+            op = expr.child_by_field_name("operator")
+            operands = [c for c in expr.named_children if c.type != "test_operator"]
+            if op is not None and operands:
+                self.tests.append(TestExpr(op.text.decode(), self.word(operands[0]),
+                                           node.start_byte, node.end_byte))
+        for expr in _descend(node, "binary_expression"):
+            op = expr.child_by_field_name("operator")
+            if op is not None and op.text in (b"-nt", b"-ot"):
+                for operand in expr.named_children:
+                    if operand is not op:
+                        self.tests.append(TestExpr(op.text.decode(), self.word(operand),
+                                                   node.start_byte, node.end_byte))
+
+
+def _descend(node, type_name):
+    for child in node.named_children:
+        if child.type == type_name:
+            yield child
+        yield from _descend(child, type_name)
+
+
+@dataclass
+class Script:
+    cmds: list[Cmd]
+    tests: list[TestExpr]
+    variables: dict[str, str]
+    errors: int
+    source: bytes
+
+
+def parse_script(text: str, variables: dict[str, str] | None = None) -> Script:
+    source = text.encode("utf-8", "surrogateescape")
+    tree = _parser().parse(source)
+    walker = _Walker(source, variables or {})
+    walker.walk(tree.root_node)
+    return Script(walker.cmds, walker.tests, walker.vars, walker.errors, source)
+
+
+# --------------------------------------------------------------------------- wrappers
+
+GUARD_COMMANDS = {"flock", "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo",
+                  "setlock"}
+SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"}
+#: wrappers that run the rest of the line as a command: name -> options taking a value
+_PLAIN_WRAPPERS: dict[str, set[str]] = {
+    "nice": {"-n", "--adjustment"},
+    "ionice": {"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"},
+    "chrt": {"-p"},
+    "taskset": {"-p"},
+    "nohup": set(),
+    "time": {"-f", "-o", "--format", "--output"},
+    "stdbuf": {"-i", "-o", "-e"},
+    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"},
+    "runuser": {"-u", "-g", "-G", "--user", "--group"},
+    "setuidgid": set(),
+    "envuidgid": set(),
+    "chpst": {"-u", "-U", "-e", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f", "-c", "-r",
+              "-t", "-b"},
+    "exec": {"-a"},
+    "command": set(),
+    "builtin": set(),
+    "cronic": set(),
+    "chronic": set(),
+    "ts": set(),
+    "sem": set(),
+}
+#: wrappers whose first plain argument is not part of the command
+_ARG_WRAPPERS = {"setuidgid": 1, "envuidgid": 1, "chpst": 0}
+
+
+@dataclass
+class Wrapper:
+    name: str
+    word: Word
+    guard: Guard | None = None
+    timeout: float | None = None
+    escape: str | None = None  # how the rest detaches, if it does
+
+
+@dataclass
+class Invocation:
+    """A simple command with its wrappers peeled off."""
+
+    cmd: Cmd
+    wrappers: list[Wrapper]
+    argv: list[Word]  # what finally runs; empty when the wrappers run a -c string
+    inline: tuple[Word, bool] | None = None  # (-c string, True when flock holds a lock for it)
+
+
+def _opts(argv: list[Word], i: int, with_value: set[str], long_with_value: bool = True):
+    """Skip options from index i; return (options, index of first operand)."""
+    opts: list[tuple[str, str | None]] = []
+    while i < len(argv):
+        a = argv[i].text
+        if a == "--":
+            return opts, i + 1
+        if not a.startswith("-") or a == "-":
+            break
+        if a.startswith("--") and "=" in a:
+            k, v = a.split("=", 1)
+            opts.append((k, v))
+        elif a in with_value and i + 1 < len(argv):
+            opts.append((a, argv[i + 1].text))
+            i += 1
+        elif not a.startswith("--") and len(a) > 2 and a[:2] in with_value:
+            opts.append((a[:2], a[2:]))
+        else:
+            opts.append((a, None))
+        i += 1
+    return opts, i
+
+
+def _flock(cmd: Cmd, argv: list[Word], locate: Locator) -> tuple[Wrapper, int, Word | None]:
+    """Parse util-linux flock(1); return the wrapper, index of the command, -c string."""
+    i, nonblock, wait, path, command_string = 1, False, None, None, None
+    while i < len(argv):
+        a = argv[i].text
+        if a in ("-c", "--command") and i + 1 < len(argv):
+            command_string = argv[i + 1]
+            i += 2
+            continue
+        if a in ("-w", "--wait", "--timeout", "-E", "--conflict-exit-code") and i + 1 < len(argv):
+            if a not in ("-E", "--conflict-exit-code"):
+                wait = parse_timeout_duration(argv[i + 1].text)
+            i += 2
+            continue
+        if a.startswith(("--wait=", "--timeout=")):
+            wait = parse_timeout_duration(a.split("=", 1)[1])
+        elif a in ("-n", "--nb", "--nonblock"):
+            nonblock = True
+        elif a.startswith("--"):
+            pass
+        elif a.startswith("-") and len(a) > 1:
+            letters = a[1:]
+            for k, ch in enumerate(letters):
+                if ch == "n":
+                    nonblock = True
+                elif ch == "w":
+                    rest = letters[k + 1:]
+                    if rest:
+                        wait = parse_timeout_duration(rest)
+                    elif i + 1 < len(argv):
+                        wait = parse_timeout_duration(argv[i + 1].text)
+                        i += 1
+                    break
+                elif ch in "Ec":
+                    if ch == "c" and i + 1 < len(argv):
+                        command_string = argv[i + 1]
+                    i += 1
+                    break
+        elif path is None:
+            path = argv[i]
+        else:
+            break
+        i += 1
+    if wait is not None and wait <= 0:
+        nonblock, wait = True, None
+    word = argv[0]
+    guard = Guard("flock", blocking=not nonblock, wait_seconds=None if nonblock else wait,
+                  span=locate.span(word.start, cmd.end if command_string is None and i >= len(argv)
+                                   else argv[i - 1].end),
+                  path=path.text if path is not None else None)
+    return Wrapper("flock", word, guard=guard), i, command_string
+
+
+def _guard_wrapper(cmd: Cmd, argv: list[Word], name: str, locate: Locator):
+    word = argv[0]
+    if name == "lckdo":
+        opts, i = _opts(argv, 1, {"-W", "-E"})
+        flags = {k for k, _ in opts}
+        wait = next((parse_timeout_duration(v) for k, v in opts if k == "-W" and v), None)
+        blocking = "-w" in flags or wait is not None
+        path = argv[i].text if i < len(argv) else None
+        span = locate.span(word.start, argv[min(i, len(argv) - 1)].end)
+        return Wrapper(name, word, Guard(name, blocking, wait, span, path)), i + 1
+    if name == "setlock":
+        opts, i = _opts(argv, 1, set())
+        letters = "".join(k[1:] for k, _ in opts)
+        blocking = "n" not in letters or letters.rfind("N") > letters.rfind("n")
+        path = argv[i].text if i < len(argv) else None
+        span = locate.span(word.start, argv[min(i, len(argv) - 1)].end)
+        return Wrapper(name, word, Guard(name, blocking, None, span, path)), i + 1
+    if name == "solo":
+        opts, i = _opts(argv, 1, set())
+        return Wrapper(name, word, Guard(name, False, None, locate.span(word.start, word.end))), i
+    # run-one family: never waits
+    return Wrapper(name, word, Guard(name, False, None, locate.span(word.start, word.end))), 1
+
+
+def _timeout(argv: list[Word]):
+    opts, i = _opts(argv, 1, {"-s", "-k", "--signal", "--kill-after"})
+    seconds = parse_timeout_duration(argv[i].text) if i < len(argv) else None
+    return seconds, i + 1
+
+
+_ESCAPE_OPTS = {
+    "systemd-run": {"-u", "--unit", "-p", "--property", "-d", "--description", "-M", "-H",
+                    "--slice", "-E", "--setenv", "--uid", "--gid", "--nice", "--working-directory",
+                    "--on-active", "--on-calendar", "--timer-property", "--path-property",
+                    "--socket-property", "--on-boot", "--on-startup", "--on-unit-active",
+                    "--on-unit-inactive", "--service-type"},
+    "screen": {"-S", "-c", "-e", "-h", "-p", "-T", "-X", "-s", "-t", "-L", "-Logfile"},
+}
+
+
+def peel(cmd: Cmd, locate: Locator) -> Invocation:
+    """Peel wrappers off a simple command."""
+    argv = list(cmd.argv)
+    wrappers: list[Wrapper] = []
+    while argv:
+        name = basename(argv[0].text)
+        if name == "env" or (argv[0].text == "env"):
+            i = 1
+            while i < len(argv) and (argv[i].text.startswith("-") or "=" in argv[i].text):
+                i += 2 if argv[i].text in ("-u", "-C", "-S", "--unset", "--chdir") else 1
+            wrappers.append(Wrapper("env", argv[0]))
+            argv = argv[i:]
+            continue
+        if name == "flock":
+            wrapper, i, command_string = _flock(cmd, argv, locate)
+            wrappers.append(wrapper)
+            if command_string is not None:
+                return Invocation(cmd, wrappers, [], (command_string, True))
+            if i >= len(argv):  # fd form (flock -n 9): the guard covers what follows
+                return Invocation(cmd, wrappers, [])
+            argv = argv[i:]
+            continue
+        if name in GUARD_COMMANDS:
+            wrapper, i = _guard_wrapper(cmd, argv, name, locate)
+            wrappers.append(wrapper)
+            argv = argv[i:]
+            continue
+        if name in ("timeout", "timelimit"):
+            if name == "timeout":
+                seconds, i = _timeout(argv)
+            else:
+                opts, i = _opts(argv, 1, {"-t", "-T", "-s", "-S"})
+                seconds = next((parse_timeout_duration(v) for k, v in opts if k == "-t" and v), None)
+            wrappers.append(Wrapper(name, argv[0], timeout=seconds))
+            argv = argv[i:]
+            continue
+        if name in SHELLS:
+            opts, i = _opts(argv, 1, {"-o", "+o"})
+            flags = "".join(k.lstrip("-") for k, _ in opts if not k.startswith("--"))
+            if name == "busybox" and i < len(argv) and argv[i].text in SHELLS:
+                argv = argv[i:]
+                continue
+            if "c" in flags and i < len(argv):
+                wrappers.append(Wrapper(name, argv[0]))
+                return Invocation(cmd, wrappers, [], (argv[i], False))
+            break
+        if name == "setsid":
+            opts, i = _opts(argv, 1, set())
+            flags = {k for k, _ in opts}
+            detached = bool(flags & {"-f", "--fork"}) and not flags & {"-w", "--wait"}
+            wrappers.append(Wrapper(name, argv[0], escape="setsid -f" if detached else None))
+            argv = argv[i:]
+            continue
+        if name == "systemd-run":
+            opts, i = _opts(argv, 1, _ESCAPE_OPTS["systemd-run"])
+            flags = {k for k, _ in opts}
+            waits = flags & {"--wait", "--scope", "-t", "--pty", "-P", "--pipe"}
+            wrappers.append(Wrapper(name, argv[0],
+                                    escape=None if waits else "systemd-run without --wait"))
+            argv = argv[i:]
+            continue
+        if name == "screen":
+            opts, i = _opts(argv, 1, _ESCAPE_OPTS["screen"])
+            flags = "".join(k for k, _ in opts)
+            detached = "-d" in flags and "m" in flags or "-D" in flags and "m" in flags
+            wrappers.append(Wrapper(name, argv[0], escape="screen -dm" if detached else None))
+            argv = argv[i:]
+            continue
+        if name == "tmux":
+            words = [w.text for w in argv[1:]]
+            if any(w in ("new", "new-session") for w in words) and "-d" in words:
+                wrappers.append(Wrapper(name, argv[0], escape="tmux new -d"))
+            return Invocation(cmd, wrappers, argv)
+        if name in ("docker", "podman") and len(argv) > 1 and argv[1].text == "run":
+            words = [w.text for w in argv[2:]]
+            detached = any(w in ("-d", "--detach") or (w.startswith("-") and not w.startswith("--")
+                                                         and "d" in w[1:] and len(w) <= 4)
+                           for w in words if w.startswith("-"))
+            if detached:
+                wrappers.append(Wrapper(name, argv[0], escape=f"{name} run -d"))
+            return Invocation(cmd, wrappers, argv)
+        if name == "start-stop-daemon":
+            words = [w.text for w in argv[1:]]
+            if "--background" in words or "-b" in words:
+                wrappers.append(Wrapper(name, argv[0], escape="start-stop-daemon --background"))
+            return Invocation(cmd, wrappers, argv)
+        if name == "daemonize":
+            wrappers.append(Wrapper(name, argv[0], escape="daemonize"))
+            return Invocation(cmd, wrappers, argv)
+        if name in ("at", "batch"):
+            wrappers.append(Wrapper(name, argv[0], escape=name))
+            return Invocation(cmd, wrappers, argv)
+        if name in ("poetry", "pipenv", "pdm", "uv", "hatch", "rye") and len(argv) > 2 \
+                and argv[1].text == "run":
+            wrappers.append(Wrapper(name, argv[0]))
+            argv = argv[2:]
+            continue
+        if name in _PLAIN_WRAPPERS:
+            opts, i = _opts(argv, 1, _PLAIN_WRAPPERS[name])
+            i += _ARG_WRAPPERS.get(name, 0)
+            if name in ("nice",) and i < len(argv) and re.fullmatch(r"-?\d+", argv[i].text):
+                i += 1
+            if name in ("chrt", "taskset") and i < len(argv):
+                i += 1
+            if name == "sudo":
+                while i < len(argv) and "=" in argv[i].text:
+                    i += 1
+            wrappers.append(Wrapper(name, argv[0]))
+            argv = argv[i:]
+            continue
+        break
+    return Invocation(cmd, wrappers, argv)
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+@dataclass
+class CommandFacts:
+    """What a command line (or a script) does, for the schedule it belongs to."""
+
+    invocations: list[tuple[Invocation, bool]] = field(default_factory=list)  # (inv, guarded)
+    guards: list[Guard] = field(default_factory=list)
+    timeouts: list[float] = field(default_factory=list)
+    backgrounds: list[Background] = field(default_factory=list)  # escaping a guard
+    detached: list[Background] = field(default_factory=list)  # any unwaited background work
+    locks: list[Lock] = field(default_factory=list)
+    cd: str | None = None
+    syntax_errors: int = 0
+
+    @property
+    def runtime_bound(self) -> float | None:
+        finite = [t for t in self.timeouts if t]
+        return min(finite) if finite else None
+
+
+_MAX_DEPTH = 4
+
+
+def analyze(text: str, locate: Locator, variables: dict[str, str] | None = None,
+            guarded: bool = False, depth: int = 0) -> CommandFacts:
+    """Analyse shell text: a crontab command, an ExecStart line, or a whole script."""
+    facts = CommandFacts()
+    script = parse_script(text, variables)
+    facts.syntax_errors = script.errors
+    _collect(script, locate, facts, guarded, depth)
+    facts.locks.extend(lock_files(script, locate))
+    return facts
+
+
+def _collect(script: Script, locate: Locator, facts: CommandFacts, guarded: bool, depth: int):
+    fd_guarded_scopes: set[int] = set()
+    for cmd in script.cmds:
+        if cmd.name == "cd" and len(cmd.argv) > 1 and facts.cd is None:
+            facts.cd = cmd.argv[1].text
+        inv = peel(cmd, locate)
+        in_guard = guarded or cmd.scope in fd_guarded_scopes
+        escaped_in_guard = in_guard
+        for w in inv.wrappers:
+            if w.guard is not None:
+                facts.guards.append(w.guard)
+                if not inv.argv and inv.inline is None:  # flock -n 9 guards the rest of the scope
+                    fd_guarded_scopes.add(cmd.scope)
+                    path = cmd.fd_redirects.get(w.guard.path or "") if w.guard.path else None
+                    if path is None:
+                        path = _fd_target(script, w.guard.path)
+                    if path is not None:
+                        facts.guards[-1] = Guard(w.guard.kind, w.guard.blocking,
+                                                 w.guard.wait_seconds, w.guard.span, path.text)
+                escaped_in_guard = True
+            if w.timeout is not None:
+                facts.timeouts.append(w.timeout)
+            if w.escape:
+                bg = Background(w.escape, locate.span(w.word.start, w.word.end))
+                facts.detached.append(bg)
+                if escaped_in_guard:
+                    facts.backgrounds.append(bg)
+        if cmd.background and not cmd.waited and cmd.argv:
+            how = "nohup … &" if any(w.name == "nohup" for w in inv.wrappers) else "&"
+            bg = Background(how, locate.span(cmd.start, cmd.end))
+            facts.detached.append(bg)
+            if in_guard:
+                facts.backgrounds.append(bg)
+        if cmd.name == "disown":
+            bg = Background("disown", locate.span(cmd.start, cmd.end))
+            facts.detached.append(bg)
+            if in_guard:
+                facts.backgrounds.append(bg)
+        if inv.inline is not None and depth < _MAX_DEPTH:
+            word, _ = inv.inline
+            nested_guard = in_guard or any(w.guard is not None for w in inv.wrappers)
+            offset = word.start + (1 if locate.text.encode("utf-8", "surrogateescape")
+                                   [word.start:word.start + 1] in (b"'", b'"') else 0)
+            inner = analyze(word.text, locate.nested(word.text, offset), script.variables,
+                            nested_guard, depth + 1)
+            facts.invocations.extend(inner.invocations)
+            facts.guards.extend(inner.guards)
+            facts.timeouts.extend(inner.timeouts)
+            facts.backgrounds.extend(inner.backgrounds)
+            facts.detached.extend(inner.detached)
+            facts.locks.extend(inner.locks)
+            facts.cd = facts.cd or inner.cd
+        elif inv.argv:
+            facts.invocations.append((inv, in_guard or any(w.guard for w in inv.wrappers)))
+
+
+def _fd_target(script: Script, fd: str | None) -> Word | None:
+    """The file behind ``exec 9>/var/lock/x`` for the fd-form ``flock -n 9``."""
+    if not fd:
+        return None
+    for cmd in script.cmds:
+        if fd in cmd.fd_redirects:
+            return cmd.fd_redirects[fd]
+    return None
+
+
+# --------------------------------------------------------------------------- lock files
+
+_EXISTENCE_OPS = {"-e", "-f", "-a", "-s", "-d", "-L", "-h"}
+_CREATORS = {"touch", "echo", "printf", "cat", "date", "hostname", "true", ":", "tee"}
+_PID_CHECKS = re.compile(r"\bkill\s+-0\b|\bkill\s+-s\s*0\b|\bps\s+(?:-\w*\s+)*-p\b|\bpgrep\b|"
+                         r"\bpidof\b|/proc/\$|\bstart-stop-daemon\b.*--status|\bpid_exists\b")
+_AGE_CHECKS = re.compile(r"\bfind\b[^\n;|&]*-(?:mmin|mtime|cmin|ctime|amin|newer)\b|"
+                         r"\bstat\b[^\n;|&]*(?:-c|--format|-f)\s*['\"]?%[YZX]|\bdate\s+-r\b|"
+                         r"\b(?:-nt|-ot)\b")
+
+
+def _norm(path: str) -> str:
+    return path.strip().strip("\"'").rstrip("/")
+
+
+def lock_files(script: Script, locate: Locator) -> list[Lock]:
+    """Lock/pid files and lock directories whose existence means "locked".
+
+    A path counts as a lock when it is created after a test of its existence, or when its
+    atomic creation (``mkdir``, a ``noclobber`` redirect, ``ln -s``) is checked.
+    """
+    flocked = {_norm(w.text) for cmd in script.cmds for w in cmd.fd_redirects.values()}
+    flocked |= {_norm(c.argv[i].text) for c in script.cmds if c.name in ("flock", "lckdo")
+                for i in range(1, len(c.argv)) if not c.argv[i].text.startswith("-")}
+    tests: dict[str, TestExpr] = {}
+    for t in script.tests:
+        if t.op in _EXISTENCE_OPS and t.operand.text:
+            tests.setdefault(_norm(t.operand.text), t)
+    source = script.source.decode("utf-8", "surrogateescape")
+    locks: list[Lock] = []
+    seen: set[str] = set()
+    for cmd in script.cmds:
+        for path, atomic in _creations(cmd):
+            key = _norm(path.text)
+            if not key or key in seen or key in flocked or key.startswith("/dev/"):
+                continue
+            test = tests.get(key)
+            test_before = test is not None and test.start < cmd.start
+            if not (test_before or (atomic and cmd.condition)):
+                continue
+            seen.add(key)
+            stale = "none"
+            if _PID_CHECKS.search(source):
+                stale = "pid-check"
+            elif _AGE_CHECKS.search(source):
+                stale = "age-check"
+            kind = "lock-dir" if cmd.name == "mkdir" else (
+                "pid-file" if key.endswith(".pid") else "lock-file")
+            locks.append(Lock(
+                kind=kind, scope="host", span=locate.span(cmd.start, cmd.end), path=key,
+                stale_handling=stale, blocking=False,
+                existence_test=locate.span(test.start, test.end) if test_before and not atomic
+                else None,
+                atomic=atomic,
+            ))
+    return locks
+
+
+def _creations(cmd: Cmd):
+    """(path word, atomic) for each file or directory the command creates."""
+    if cmd.name == "mkdir":
+        args = [w for w in cmd.argv[1:] if not w.text.startswith("-")]
+        flags = "".join(w.text for w in cmd.argv[1:] if w.text.startswith("-"))
+        for w in args:
+            yield w, "p" not in flags.replace("-parents", "p")
+        return
+    if cmd.name == "touch":
+        for w in cmd.argv[1:]:
+            if not w.text.startswith("-"):
+                yield w, False
+    if cmd.name == "ln" and any(w.text.startswith("-s") for w in cmd.argv[1:]):
+        flags = "".join(w.text for w in cmd.argv[1:] if w.text.startswith("-"))
+        plain = [w for w in cmd.argv[1:] if not w.text.startswith("-")]
+        if len(plain) >= 2:
+            yield plain[-1], "f" not in flags
+    if not cmd.argv or cmd.name in _CREATORS:
+        for op, target in cmd.redirects:
+            if op in (">", ">>", "&>"):
+                yield target, cmd.noclobber and op == ">"
