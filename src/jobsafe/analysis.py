@@ -39,8 +39,8 @@ class Analysis:
 class _CronSource:
     file: SourceFile
     system: bool | None = None
-    installed_name: str | None = None  # cron.d name, when installed into /etc/cron.d
-    installed_at: Span | None = None  # the Dockerfile COPY that installs it
+    #: (cron.d name, the Dockerfile COPY line) for each copy into /etc/cron.d
+    installs: list[tuple[str, Span]] = field(default_factory=list)
 
 
 class Builder:
@@ -109,8 +109,7 @@ class Builder:
                     if hint.dest.startswith("/etc/cron.d"):
                         name = rel.rsplit("/", 1)[-1] if hint.dest.endswith(("/", "cron.d")) \
                             else hint.dest.rsplit("/", 1)[-1]
-                        target.installed_name = name
-                        target.installed_at = Span(f.display, hint.line, 1, hint.line, 1)
+                        target.installs.append((name, Span(f.display, hint.line, 1, hint.line, 1)))
 
     def _context_files(self, base: str, src: str) -> list[str]:
         """Tree files a COPY source names (the Dockerfile's folder is the build context)."""
@@ -141,9 +140,11 @@ class Builder:
         self.project.parse_errors.extend(result.errors)
         for entry in result.entries:
             self._add_cron_job(f.display, entry, os.path.dirname(f.rel))
-        name = src.installed_name or (parts[-1] if in_cron_d else None)
-        where = src.installed_at or Span(f.display, 1, 1, 1, 1)
-        self.project.cron_files.append(CronFile(where, name, result.last_entry_unterminated))
+        first = result.entries[0].span if result.entries else Span(f.display, 1, 1, 1, 1)
+        names = list(src.installs) or [(parts[-1] if in_cron_d else None, first)]
+        for i, (name, where) in enumerate(names):
+            unterminated = result.last_entry_unterminated if i == 0 else None
+            self.project.cron_files.append(CronFile(where, name, unterminated))
 
     def _add_cron_job(self, path: str, entry, base: str) -> None:
         job = build_job(f"cron:{path}:{entry.span.line}", "cron", entry.span, entry.schedule,

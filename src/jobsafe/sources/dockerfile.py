@@ -48,7 +48,11 @@ def _instructions(text: str):
         body = [line]
         while body[-1].rstrip().endswith("\\") and i + 1 < len(lines):
             i += 1
-            body.append(lines[i])
+            nxt = lines[i]
+            if nxt.lstrip().startswith("#"):
+                # Docker drops comment lines inside an instruction; keep the line numbering
+                nxt = " " * max(len(nxt) - 1, 0) + "\\"
+            body.append(nxt)
         i += 1
         joined = "\n".join(body)
         m = _INSTRUCTION.match(joined)

@@ -230,15 +230,19 @@ class _Walker:
             if body is not None:
                 self.walk(body, background, condition, scope)
             redirects, fds = self._redirects(node)
-            if body is not None and body.type in ("command", "test_command") and len(self.cmds) > before:
-                self.cmds[before].redirects.extend(redirects)
-                self.cmds[before].fd_redirects.update(fds)
-            elif body is None or len(self.cmds) == before:
+            produced = self.cmds[before:]
+            if not produced:
                 self.cmds.append(Cmd([], node.start_byte, node.end_byte, redirects, fds,
                                      background, False, condition, self.noclobber, scope))
-            else:
-                for cmd in self.cmds[before:]:
+            elif body.type in ("subshell", "compound_statement"):
+                for cmd in produced:
                     cmd.fd_redirects.update(fds)
+            else:
+                # tree-sitter-bash binds `a && b > f` as `(a && b) > f`; bash gives the
+                # redirection to the last command of the list
+                last = max(produced, key=lambda c: c.end)
+                last.redirects.extend(redirects)
+                last.fd_redirects.update(fds)
             return
         if t == "command":
             self._command(node, background, condition, scope)

@@ -1,0 +1,37 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from jobsafe.analysis import analyse
+from jobsafe.config import Settings
+from jobsafe.rules import all_rules
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def run_analysis(root, settings=None, rules=None, paths=None):
+    """Analyse a tree with every rule (or ``rules``), from inside ``root``."""
+    settings = settings or Settings()
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return analyse(paths or ["."], settings, sorted(rules or all_rules()))
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def write_tree(tmp_path):
+    """Write {relative path: text or bytes} under a temporary root and return it."""
+    def write(files):
+        for rel, content in files.items():
+            path = tmp_path / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content, encoding="utf-8")
+        return tmp_path
+    return write

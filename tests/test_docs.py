@@ -1,0 +1,50 @@
+"""Rule documents: one per rule, fixed sections, and examples that really run."""
+import pytest
+
+from conftest import run_analysis
+from jobsafe.catalog import load_docs
+from jobsafe.rules import all_rules
+
+SECTIONS = ["What it flags", "Why it matters", "Example", "Use instead", "Does not flag"]
+DEFAULT_PATHS = {"crontab": "crontab", "dockerfile": "Dockerfile", "sh": "script.sh",
+                 "python": "job.py"}
+
+
+def test_every_rule_has_a_document_and_every_document_a_rule():
+    docs, rules = load_docs(), all_rules()
+    assert sorted(docs) == sorted(rules)
+    for rule_id, doc in docs.items():
+        assert doc.name == rules[rule_id].name
+        assert doc.meta["severity"] == rules[rule_id].severity.value
+        assert doc.filename == f"{rule_id}-{doc.name}.md"
+
+
+@pytest.mark.parametrize("rule_id", sorted(load_docs()))
+def test_document_has_the_fixed_sections(rule_id):
+    doc = load_docs()[rule_id]
+    for title in SECTIONS:
+        assert doc.section(title), f"{doc.filename} lacks section {title!r}"
+
+
+def _write(tmp_path, examples):
+    for ex in examples:
+        path = tmp_path / (ex.path or DEFAULT_PATHS[ex.language])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(ex.code, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("rule_id", sorted(load_docs()))
+def test_bad_example_yields_the_rule(rule_id, tmp_path):
+    bad = [e for e in load_docs()[rule_id].examples if e.verdict == "bad"]
+    assert bad, "no bad example"
+    analysis = run_analysis(_write(tmp_path, bad))
+    assert rule_id in {f.rule for f in analysis.findings}
+
+
+@pytest.mark.parametrize("rule_id", sorted(load_docs()))
+def test_good_example_does_not(rule_id, tmp_path):
+    good = [e for e in load_docs()[rule_id].examples if e.verdict == "good"]
+    assert good, "no good example"
+    analysis = run_analysis(_write(tmp_path, good))
+    assert rule_id not in {f.rule for f in analysis.findings}
