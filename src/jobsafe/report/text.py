@@ -56,7 +56,8 @@ def print_text(analysis: Analysis, console: Console, line_text, quiet: bool = Fa
     s = summary(analysis)
     sev = Counter(f.severity.value for f in findings)
     if findings:
-        parts = ", ".join(f"{sev[k]} {k}" for k in ("error", "warning", "info") if sev[k])
+        parts = ", ".join(f"{sev[k]} {k}{'s' if sev[k] > 1 and k != 'info' else ''}"
+                          for k in ("error", "warning", "info") if sev[k])
         console.print(f"[bold]Found {s['findings']} finding{'s' if s['findings'] != 1 else ''}[/] "
                       f"({parts}) in {s['files']} files, {s['jobs']} scheduled jobs.")
     else:

