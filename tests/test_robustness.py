@@ -1,0 +1,100 @@
+"""Bad input gives JOB900 or a clean skip, never a traceback, and never stops the rest."""
+import os
+
+import pytest
+
+from conftest import run_analysis
+
+GOOD = "*/5 * * * * /srv/app/bin/sync.py\n"
+SYNC = "#!/usr/bin/env python3\nprint('sync')\n"
+
+
+def rules_at(analysis, path):
+    return sorted(f.rule for f in analysis.findings if f.span.path == path)
+
+
+def test_binary_crontab_is_job900_and_others_still_analysed(write_tree):
+    root = write_tree({"crontab": b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4,
+                       "deploy/app.cron": GOOD, "bin/sync.py": SYNC})
+    analysis = run_analysis(root)
+    assert rules_at(analysis, "crontab") == ["JOB900"]
+    assert "binary" in [f for f in analysis.findings if f.rule == "JOB900"][0].message
+    assert rules_at(analysis, "deploy/app.cron") == ["JOB101"]
+
+
+def test_latin1_crontab_is_analysed(write_tree):
+    root = write_tree({"crontab": "# Sauvegarde journali\xe8re\n".encode("latin-1") + GOOD.encode(),
+                       "bin/sync.py": SYNC})
+    assert rules_at(run_analysis(root), "crontab") == ["JOB101"]
+
+
+def test_invalid_line_among_valid_ones(write_tree):
+    root = write_tree({"crontab": "99 * * * * /x\n" + GOOD + "* * * *\n", "bin/sync.py": SYNC})
+    analysis = run_analysis(root)
+    found = sorted((f.span.line, f.rule) for f in analysis.findings)
+    assert found == [(1, "JOB900"), (2, "JOB101"), (3, "JOB900")]
+
+
+def test_empty_files(write_tree):
+    root = write_tree({"crontab": "", "etc/cron.d/empty": "", "Dockerfile": "", "bin/x.sh": ""})
+    analysis = run_analysis(root)
+    assert analysis.findings == []
+
+
+def test_huge_crontab_is_reported_not_read(write_tree):
+    root = write_tree({"deploy/app.cron": GOOD, "bin/sync.py": SYNC})
+    with open(root / "crontab", "wb") as fh:
+        fh.truncate(50 * 1024 * 1024)  # sparse: 50 MB without writing them
+    analysis = run_analysis(root)
+    assert rules_at(analysis, "crontab") == ["JOB900"]
+    assert "too large" in [f for f in analysis.findings if f.rule == "JOB900"][0].message
+    assert rules_at(analysis, "deploy/app.cron") == ["JOB101"]
+
+
+def test_symlink_loop_and_link_out_of_root(write_tree, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "crontab").write_text(GOOD)
+    root = write_tree({"app/crontab": GOOD, "bin/sync.py": SYNC})
+    os.symlink(root / "app", root / "app" / "loop")
+    os.symlink(outside, root / "elsewhere")
+    os.symlink(root / "missing", root / "dangling")
+    analysis = run_analysis(root)
+    assert sorted({f.span.path for f in analysis.findings}) == ["app/crontab"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
+def test_unreadable_crontab(write_tree):
+    root = write_tree({"crontab": GOOD, "bin/sync.py": SYNC})
+    os.chmod(root / "crontab", 0)
+    assert rules_at(run_analysis(root), "crontab") == ["JOB900"]
+
+
+def test_shell_syntax_the_parser_cannot_finish(write_tree):
+    script = "#!/bin/sh\nif [ -f /tmp/l ]; then\n  case $x in\n  *) ((( ;;\nfi\ntouch /tmp/l\n"
+    root = write_tree({"crontab": "*/5 * * * * /srv/bin/broken.sh\n", "bin/broken.sh": script,
+                       "other.cron": GOOD, "bin/sync.py": SYNC})
+    analysis = run_analysis(root)
+    assert rules_at(analysis, "other.cron") == ["JOB101"]
+
+
+def test_deeply_nested_command(write_tree):
+    nested = "sh -c " + "'sh -c " * 50 + "x" + "'" * 50
+    root = write_tree({"crontab": f"*/5 * * * * {nested}\n" + GOOD, "bin/sync.py": SYNC})
+    analysis = run_analysis(root)
+    assert rules_at(analysis, "crontab") == ["JOB101"]
+
+
+def test_templated_and_odd_crontab_lines(write_tree):
+    text = "{{ cron_minute }} * * * * /srv/app/bin/sync.py\n" + GOOD + "@every 5m /x\n"
+    root = write_tree({"crontab": text, "bin/sync.py": SYNC})
+    found = sorted((f.span.line, f.rule) for f in run_analysis(root).findings)
+    assert found == [(1, "JOB900"), (2, "JOB101"), (3, "JOB900")]
+
+
+def test_analysed_code_is_never_run(write_tree, tmp_path_factory):
+    marker = tmp_path_factory.mktemp("m") / "ran"
+    payload = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n"
+    root = write_tree({"crontab": "*/5 * * * * python3 /srv/bin/job.py\n*/5 * * * * /srv/bin/j.sh\n",
+                       "bin/job.py": payload, "bin/j.sh": f"#!/bin/sh\ntouch {marker}\n"})
+    run_analysis(root)
+    assert not marker.exists()

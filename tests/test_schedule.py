@@ -1,0 +1,72 @@
+"""Schedule arithmetic against brute-force iteration with cronsim itself."""
+import datetime as dt
+
+import pytest
+from cronsim import CronSim
+
+from jobsafe.schedule import (ScheduleError, _span_start, cron_schedule, dst_shifted_minutes,
+                              firings_coincide, parse_timeout_duration)
+
+EXPRESSIONS = ["*/5 * * * *", "0 3 * * *", "*/35 * * * *", "0 0 13 * 5", "0 9-17 * * 1-5",
+               "15,45 */2 * * *", "0 0 1 * *", "30 4 * * sun", "0 0 * jan,jul mon-fri",
+               "0 12 */2 * 1", "59 23 31 * *", "0 0 29 2 *"]
+
+
+def brute(expr, days):
+    start = dt.datetime.combine(_span_start(), dt.time())
+    end = start + dt.timedelta(days=days)
+    times = []
+    for t in CronSim(expr, start - dt.timedelta(minutes=1)):
+        if t >= end:
+            break
+        times.append(t)
+    return times
+
+
+@pytest.mark.parametrize("expr", EXPRESSIONS)
+def test_matches_brute_force_over_the_span(expr):
+    sched = cron_schedule(expr, expr)
+    span_days = (dt.date(_span_start().year + 4, 1, 1) - _span_start()).days
+    times = brute(expr, span_days)
+    assert sched.runs_per_day == round(len(times) / span_days, 4)
+    gaps = [int((b - a).total_seconds()) for a, b in zip(times, times[1:])]
+    assert sched.min_interval_seconds == (min(gaps) if gaps else None)
+
+
+def test_macros_and_dom_dow_or_rule():
+    assert cron_schedule("@hourly", "0 * * * *").min_interval_seconds == 3600
+    # restricted both: OR -> Fridays and the 13th (more than 52 + 12 runs a year)
+    assert cron_schedule("x", "0 0 13 * 5").runs_per_day * 365 > 60
+    # Debian: a day-of-month starting with * means AND
+    assert cron_schedule("x", "0 0 */2 * 1").runs_per_day * 365 < 30
+
+
+@pytest.mark.parametrize("bad", ["61 * * * *", "* * * *", "* 25 * * *", "*/0 * * * *",
+                                 "? * * * *", "H * * * *", "* * * foo *"])
+def test_invalid_expressions(bad):
+    with pytest.raises(ScheduleError):
+        cron_schedule(bad, bad)
+
+
+def test_coincidence():
+    assert firings_coincide("*/5 * * * *", "*/7 * * * *")
+    assert not firings_coincide("0 8 * * 1-5", "0 10 * * 0,6")
+    assert not firings_coincide("0 8 * * 1-5", "0 8 * * 0,6")
+
+
+def test_dst_minutes():
+    assert min(dst_shifted_minutes("Europe/Berlin")) == 120
+    assert max(dst_shifted_minutes("Europe/Berlin")) == 179
+    assert 90 in dst_shifted_minutes("America/New_York")  # 01:30 repeats in autumn
+    assert 150 in dst_shifted_minutes("America/New_York")  # 02:30 is skipped in spring
+    assert dst_shifted_minutes("UTC") == frozenset()
+    assert dst_shifted_minutes("Asia/Tokyo") == frozenset()
+    assert dst_shifted_minutes("Not/AZone") is None
+
+
+def test_durations():
+    assert parse_timeout_duration("90") == 90
+    assert parse_timeout_duration("1.5m") == 90
+    assert parse_timeout_duration("2h") == 7200
+    assert parse_timeout_duration("1d") == 86400
+    assert parse_timeout_duration("soon") is None
