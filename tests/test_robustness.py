@@ -14,12 +14,22 @@ def rules_at(analysis, path):
 
 
 def test_binary_crontab_is_job900_and_others_still_analysed(write_tree):
-    root = write_tree({"crontab": b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4,
+    root = write_tree({"crontab": b"*/5 * * \x00\x13" + bytes(range(256)) * 4,
                        "deploy/app.cron": GOOD, "bin/sync.py": SYNC})
     analysis = run_analysis(root)
     assert rules_at(analysis, "crontab") == ["JOB900"]
     assert "binary" in [f for f in analysis.findings if f.rule == "JOB900"][0].message
     assert rules_at(analysis, "deploy/app.cron") == ["JOB101"]
+
+
+def test_programs_and_man_pages_named_crontab_are_skipped(write_tree):
+    root = write_tree({"usr/bin/crontab": b"\x7fELF\x02\x01\x01\x00" + bytes(64),
+                       "usr/share/man/man1/crontab.1.gz": b"\x1f\x8b\x08\x00" + bytes(64),
+                       "deploy/crontab.j2": "{{ minute }} * * * * /srv/app/bin/sync.py\n",
+                       "deploy/app.cron": GOOD, "bin/sync.py": SYNC})
+    analysis = run_analysis(root)
+    assert sorted((f.span.path, f.rule) for f in analysis.findings) == [
+        ("deploy/app.cron", "JOB101")]
 
 
 def test_latin1_crontab_is_analysed(write_tree):

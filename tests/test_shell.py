@@ -83,6 +83,9 @@ def test_lock_file_forms():
     assert checked.stale_handling == "pid-check" and checked.path == "/tmp/l"
     assert facts("touch /tmp/marker; work").locks == []  # not tested, not checked: no lock
     assert facts("mkdir -p /tmp/dir; work").locks == []
+    assert facts("[ -d /var/log/x ] || mkdir /var/log/x; work").locks == []  # ensures a dir
+    assert facts("[ -f /tmp/seen ] || touch /tmp/seen").locks == []
+    assert facts("if mkdir /tmp/l.d; then work; rmdir /tmp/l.d; fi").locks[0].kind == "lock-dir"
     assert facts("exec 9>/tmp/l; [ -f /tmp/l ]; flock -n 9; touch /tmp/l").locks == []
 
 

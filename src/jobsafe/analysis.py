@@ -59,7 +59,8 @@ class Builder:
     def read(self, f: SourceFile, report: bool) -> str | None:
         text = read_text(f.abs)
         if text.content is None:
-            if report:
+            # a program or archive that happens to carry a crontab's name is not a crontab
+            if report and text.problem != "executable or archive":
                 self.error(f.display, f"{f.kind} not analysed: {text.problem}")
             return None
         self.texts[f.display] = (f.kind, text.content)

@@ -20,6 +20,13 @@ DEFAULT_EXCLUDES = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__p
 MAX_FILE_BYTES = 10 * 1024 * 1024
 _SNIFF_BYTES = 256 * 1024
 _SNIFF_SUFFIXES = {"", ".txt", ".conf", ".cfg", ".tab"}
+_NOT_CRONTAB_SUFFIXES = {"gz", "bz2", "xz", "zst", "zip", "tar", "tgz", "md", "rst", "html", "py",
+                         "sh", "j2", "jinja", "jinja2", "tmpl", "tpl", "erb", "mustache", "ejs",
+                         "orig", "rej", "swp", "bak", "dpkg-dist", "dpkg-old", "ucf-dist",
+                         "yml", "yaml", "json", "toml", "go", "rb", "js", "ts", "pl", "php"}
+#: magic numbers of executables and archives: such a file is a program, not a broken crontab
+_BINARY_MAGIC = (b"\x7fELF", b"\x1f\x8b", b"MZ", b"\xca\xfe\xba\xbe", b"\xcf\xfa\xed\xfe",
+                 b"PK\x03\x04", b"BZh", b"\xfd7zXZ")
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,10 @@ def classify(rel: str) -> str:
     name = parts[-1]
     parent = parts[-2] if len(parts) > 1 else ""
     lower = name.lower()
-    if lower == "crontab" or lower.startswith("crontab.") or lower.endswith((".cron", ".crontab")) \
+    suffix = lower.rsplit(".", 1)[-1] if "." in lower else ""
+    if suffix in _NOT_CRONTAB_SUFFIXES or (suffix.isdigit() and len(suffix) == 1):
+        pass  # archives, man pages, templates and code named after crontabs
+    elif lower == "crontab" or lower.startswith("crontab.") or lower.endswith((".cron", ".crontab")) \
             or parent in ("cron.d", "crontabs"):
         return "crontab"
     if lower in ("dockerfile", "containerfile") or lower.startswith(("dockerfile.", "containerfile.")) \
@@ -183,7 +193,8 @@ def read_text(abs_path: str, limit: int = MAX_FILE_BYTES) -> Text:
     except OSError as exc:
         return Text(None, f"unreadable file: {exc.strerror or exc}")
     if b"\0" in data[:8192]:
-        return Text(None, "binary file")
+        return Text(None, "executable or archive" if data.startswith(_BINARY_MAGIC)
+                    else "binary file")
     try:
         return Text(data.decode("utf-8"))
     except UnicodeDecodeError:

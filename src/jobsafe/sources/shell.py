@@ -109,6 +109,7 @@ class Cmd:
     condition: bool = False
     noclobber: bool = False
     scope: int = 0  # id of the enclosing subshell/list, for fd-form flock scoping
+    stmt: tuple[int, int] = (0, 0)  # byte range of the enclosing if/while/&&-list statement
 
     @property
     def name(self) -> str:
@@ -121,9 +122,26 @@ class TestExpr:
     operand: Word
     start: int
     end: int
+    stmt: tuple[int, int] = (0, 0)
 
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+_STATEMENTS = {"list", "if_statement", "while_statement"}
+_BOUNDARIES = {"program", "subshell", "compound_statement", "do_group", "function_definition",
+               "command_substitution"}
+
+
+def _statement_range(node) -> tuple[int, int]:
+    """The outermost if/while/&&-list around a node, within its block."""
+    found = (node.start_byte, node.end_byte)
+    parent = node.parent
+    while parent is not None and parent.type not in _BOUNDARIES:
+        if parent.type in _STATEMENTS:
+            found = (parent.start_byte, parent.end_byte)
+        parent = parent.parent
+    return found
 
 
 def basename(path: str) -> str:
@@ -337,7 +355,7 @@ class _Walker:
                 self._assignment(a)
             return
         cmd = Cmd(argv, node.start_byte, node.end_byte, redirects, fds, background, False,
-                  condition, self.noclobber, scope)
+                  condition, self.noclobber, scope, _statement_range(node))
         self.cmds.append(cmd)
         name = cmd.name
         args = [w.text for w in argv[1:]]
@@ -352,7 +370,7 @@ class _Walker:
                 op_index = args.index(ops[0])
                 if op_index + 1 < len(args):
                     self.tests.append(TestExpr(ops[0], argv[op_index + 2], node.start_byte,
-                                               node.end_byte))
+                                               node.end_byte, _statement_range(node)))
         # process substitutions in arguments, e.g. PID=$(cat "$LOCK")
         for child in node.named_children:
             self._substitutions(child, scope)
@@ -370,14 +388,15 @@ class _Walker:
             operands = [c for c in expr.named_children if c.type != "test_operator"]
             if op is not None and operands:
                 self.tests.append(TestExpr(op.text.decode(), self.word(operands[0]),
-                                           node.start_byte, node.end_byte))
+                                           node.start_byte, node.end_byte, _statement_range(node)))
         for expr in _descend(node, "binary_expression"):
             op = expr.child_by_field_name("operator")
             if op is not None and op.text in (b"-nt", b"-ot"):
                 for operand in expr.named_children:
                     if operand is not op:
                         self.tests.append(TestExpr(op.text.decode(), self.word(operand),
-                                                   node.start_byte, node.end_byte))
+                                                   node.start_byte, node.end_byte,
+                                                   _statement_range(node)))
 
 
 def _descend(node, type_name):
@@ -805,15 +824,25 @@ def _norm(path: str) -> str:
 def lock_files(script: Script, locate: Locator) -> list[Lock]:
     """Lock/pid files and lock directories whose existence means "locked".
 
-    A path counts as a lock when it is created after a test of its existence, or when its
-    atomic creation (``mkdir``, a ``noclobber`` redirect, ``ln -s``) is checked.
+    A path counts as a lock when its presence makes the script stop: a test of its
+    existence, or a checked atomic creation (``mkdir``, a ``noclobber`` redirect,
+    ``ln -s``), in a statement that exits or returns. A checked creation whose path is
+    removed later counts too (``if mkdir d; then work; rmdir d; fi``). ``[ -d d ] || mkdir d``
+    only makes sure a directory exists: it is not a lock.
     """
     flocked = {_norm(w.text) for cmd in script.cmds for w in cmd.fd_redirects.values()}
     flocked |= {_norm(c.argv[i].text) for c in script.cmds if c.name in ("flock", "lckdo")
                 for i in range(1, len(c.argv)) if not c.argv[i].text.startswith("-")}
+    exits = [c.start for c in script.cmds if c.name in ("exit", "return")]
+
+    def stops(stmt: tuple[int, int]) -> bool:
+        return any(stmt[0] <= e < stmt[1] for e in exits)
+
+    removed = {_norm(w.text) for c in script.cmds if c.name in ("rm", "rmdir", "unlink")
+               for w in c.argv[1:] if not w.text.startswith("-")}
     tests: dict[str, TestExpr] = {}
     for t in script.tests:
-        if t.op in _EXISTENCE_OPS and t.operand.text:
+        if t.op in _EXISTENCE_OPS and t.operand.text and stops(t.stmt):
             tests.setdefault(_norm(t.operand.text), t)
     source = script.source.decode("utf-8", "surrogateescape")
     locks: list[Lock] = []
@@ -825,7 +854,8 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
                 continue
             test = tests.get(key)
             test_before = test is not None and test.start < cmd.start
-            if not (test_before or (atomic and cmd.condition)):
+            checked = atomic and cmd.condition and (stops(cmd.stmt) or key in removed)
+            if not (test_before or checked):
                 continue
             seen.add(key)
             stale = "none"
