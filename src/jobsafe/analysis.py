@@ -131,6 +131,9 @@ class Builder:
         text = self.read(f, report=True)
         if text is None:
             return
+        if text.startswith("#!") and not src.installs:
+            del self.texts[f.display]  # a script named like a crontab (temp-cleanup.cron)
+            return
         parts = f.rel.split("/")
         in_cron_d = len(parts) > 1 and parts[-2] == "cron.d"
         system = src.system

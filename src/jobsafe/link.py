@@ -36,6 +36,15 @@ _PY_LOCK_TOKENS = re.compile(
     r"nx\s*=\s*True|setnx|celery_once|QueueOnce)\b")
 
 
+#: lock vocabulary in languages jobsafe does not model (Perl, PHP, Ruby, ...)
+_ANY_LOCK_TOKENS = re.compile(r"(?i)\bflock\b|\blockf\b|LOCK_(?:EX|NB)|lock_?file|pid_?file|"
+                              r"\w+_lock\b|\block_\w+|\.lock\b|GET_LOCK|advisory_lock|"
+                              r"\bmutex\b|\bsemaphore\b")
+
+
+_PERL_USE = re.compile(r"^\s*use\s+([A-Z]\w*(?:::\w+)+)", re.M)
+
+
 @dataclass(frozen=True)
 class Resolved:
     file: SourceFile
@@ -137,6 +146,8 @@ class Tree:
     def entry(self, resolved: Resolved) -> Entry:
         key = f"{resolved.file.rel}:{resolved.kind}:{resolved.function}"
         if key not in self._entries:
+            # a placeholder first: scripts that run each other must not recurse forever
+            self._entries[key] = Entry(resolved.file.display, resolved.kind, resolved.function)
             self._entries[key] = self._analyse_entry(resolved)
         return self._entries[key]
 
@@ -157,9 +168,36 @@ class Tree:
             for g in facts.guards:
                 locks.append(Lock(kind=g.kind, scope="host", span=g.span, path=g.path,
                                   stale_handling="kernel", blocking=g.blocking))
+            # programs of the tree that this script runs in turn (munin-cron -> munin-update)
+            nested = [self.entry(r) for r in self._nested(facts, f)]
+            locks += [lock for e in nested for lock in e.locks if lock not in locks]
+            mentions = any(e.mentions_lock for e in nested)
             return Entry(f.display, "shell", None, tuple(locks), tuple(facts.detached),
-                         tuple(facts.backgrounds), facts.runtime_bound)
-        return Entry(f.display, resolved.kind, resolved.function)
+                         tuple(facts.backgrounds), facts.runtime_bound, mentions_lock=mentions)
+        # perl, php, ruby ...: not modelled; a mention of locking keeps JOB101 quiet
+        mentions = bool(_ANY_LOCK_TOKENS.search(text)) or any(
+            _ANY_LOCK_TOKENS.search(read_text(m.abs).content or "") for m in self._perl_modules(text))
+        return Entry(f.display, resolved.kind, resolved.function, mentions_lock=mentions)
+
+    def _perl_modules(self, text: str) -> list[SourceFile]:
+        """Tree files of the Perl modules a script uses (``use Munin::Master::Update``)."""
+        found = []
+        for name in _PERL_USE.findall(text):
+            f = self.find("/" + name.replace("::", "/") + ".pm")
+            if f is not None:
+                found.append(f)
+        return found
+
+    def _nested(self, facts, script: SourceFile) -> list[Resolved]:
+        base = os.path.dirname(script.rel)
+        found = []
+        for inv, _ in facts.invocations:
+            argv = [w.text for w in inv.argv]
+            if argv and basename(argv[0]) not in _PLUMBING:
+                resolved, _ = self.resolve(argv, facts.cd, base)
+                if resolved is not None and resolved.file.rel != script.rel:
+                    found.append(resolved)
+        return found
 
     # -- targets
     def resolve(self, argv: list[str], cwd: str | None, base: str | None) -> tuple[Resolved | None, bool]:
