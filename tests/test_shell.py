@@ -86,6 +86,11 @@ def test_lock_file_forms():
     assert facts("[ -d /var/log/x ] || mkdir /var/log/x; work").locks == []  # ensures a dir
     assert facts("[ -f /tmp/seen ] || touch /tmp/seen").locks == []
     assert facts("if mkdir /tmp/l.d; then work; rmdir /tmp/l.d; fi").locks[0].kind == "lock-dir"
+    # apt's time stamps: a missing stamp means "run now", not "locked"
+    stamp = 'check() { if [ ! -f "$1" ]; then return 0; fi; return 1; }; touch /var/stamp'
+    assert facts(stamp.replace("$1", "/var/stamp")).locks == []
+    locked = "busy() { [ -f /run/app.lock ] && return 0; return 1; }; touch /run/app.lock"
+    assert facts(locked).locks[0].path == "/run/app.lock"
     assert facts("exec 9>/tmp/l; [ -f /tmp/l ]; flock -n 9; touch /tmp/l").locks == []
 
 

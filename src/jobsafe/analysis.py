@@ -148,7 +148,8 @@ class Builder:
         names = list(src.installs) or [(parts[-1] if in_cron_d else None, first)]
         for i, (name, where) in enumerate(names):
             unterminated = result.last_entry_unterminated if i == 0 else None
-            self.project.cron_files.append(CronFile(where, name, unterminated))
+            self.project.cron_files.append(CronFile(where, name, unterminated,
+                                                    bool(result.entries)))
 
     def _add_cron_job(self, path: str, entry, base: str) -> None:
         job = build_job(f"cron:{path}:{entry.span.line}", "cron", entry.span, entry.schedule,

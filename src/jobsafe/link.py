@@ -42,6 +42,7 @@ _ANY_LOCK_TOKENS = re.compile(r"(?i)\bflock\b|\blockf\b|LOCK_(?:EX|NB)|lock_?fil
                               r"\bmutex\b|\bsemaphore\b")
 
 
+_RUN_PARTS_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _PERL_USE = re.compile(r"^\s*use\s+([A-Z]\w*(?:::\w+)+)", re.M)
 
 
@@ -137,6 +138,17 @@ class Tree:
         hits = [r for r in self.files if r.endswith(f"/{rel}.py") or r.endswith(f"/{rel}/__main__.py")]
         return self.files[hits[0]] if len(hits) == 1 else None
 
+    def run_parts(self, args: list[str], cwd: str | None, base: str | None) -> list[SourceFile]:
+        """The scripts ``run-parts DIR`` runs: files named by run-parts' rule, in order."""
+        folder = next((a for a in reversed(args) if not a.startswith("-")), None)
+        if folder is None:
+            return []
+        rel_dir = os.path.normpath(os.path.join(cwd or "/", folder)).lstrip("/")
+        names = sorted(r for r in self.files if r.startswith(rel_dir + "/")
+                       and "/" not in r[len(rel_dir) + 1:]
+                       and _RUN_PARTS_NAME.match(r.rsplit("/", 1)[-1]))
+        return [self.files[r] for r in names if _is_script(self.files[r])]
+
     def management_command(self, name: str) -> SourceFile | None:
         hits = sorted(r for r in self._by_name.get(f"{name}.py", [])
                       if r.endswith(f"management/commands/{name}.py"))
@@ -167,7 +179,8 @@ class Tree:
             locks = list(facts.locks)
             for g in facts.guards:
                 locks.append(Lock(kind=g.kind, scope="host", span=g.span, path=g.path,
-                                  stale_handling="kernel", blocking=g.blocking))
+                                  stale_handling="kernel", blocking=g.blocking,
+                                  wait_seconds=g.wait_seconds))
             # programs of the tree that this script runs in turn (munin-cron -> munin-update)
             nested = [self.entry(r) for r in self._nested(facts, f)]
             locks += [lock for e in nested for lock in e.locks if lock not in locks]
@@ -300,6 +313,13 @@ def targets_for(invocations: list[tuple[Invocation, bool]], tree: Tree, cwd: str
     for inv, guarded in invocations:
         argv = [w.text for w in inv.argv]
         if not argv or basename(argv[0]) in _PLUMBING:
+            continue
+        if basename(argv[0]) == "run-parts":
+            span = locate.span(inv.argv[0].start, inv.argv[-1].end)
+            for f in tree.run_parts(argv[1:], cwd, base):
+                entry = tree.entry(Resolved(f, "script"))
+                out.append((Target(tuple(argv), span, False, entry, " ".join(argv), "run-parts"),
+                            guarded))
             continue
         resolved, project = tree.resolve(argv, cwd, base)
         entry = tree.entry(resolved) if resolved else None

@@ -84,6 +84,7 @@ class Lock:
     ttl_seconds: float | None = None
     stale_handling: str = "none"  # none | pid-check | age-check | kernel
     blocking: bool | None = None
+    wait_seconds: float | None = None  # a bounded wait (flock -w)
     #: for lock files: the non-atomic existence test that precedes creation (JOB201)
     existence_test: Span | None = None
     atomic: bool = True
@@ -125,6 +126,9 @@ class Target:
     entry: Entry | None = None
     #: stable identity of the work, for duplicate detection (entry path + arguments)
     identity: str = ""
+    #: "run" for the program the command runs; "run-parts" for each script of a run-parts
+    #: folder (their locks are their own, not a guard of the whole job)
+    role: str = "run"
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,12 @@ class Job:
         return tuple(t.entry for t in self.targets if t.entry is not None)
 
     @property
+    def guard_locks(self) -> tuple[Lock, ...]:
+        """Locks that keep a second copy of the whole job out."""
+        return self.locks + tuple(lock for t in self.targets if t.entry and t.role == "run"
+                                  for lock in t.entry.locks)
+
+    @property
     def all_locks(self) -> tuple[Lock, ...]:
         """Locks in the command line and in the resolved entry code."""
         return self.locks + tuple(lock for e in self.entries for lock in e.locks)
@@ -170,6 +180,7 @@ class CronFile:
     span: Span  # where the file is (or where it is installed, for Dockerfile COPY)
     installed_name: str | None  # the cron.d file name, when the file is a cron.d file
     last_entry_unterminated: Span | None
+    has_entries: bool = True  # Debian ships comment-only placeholders such as .placeholder
 
 
 @dataclass

@@ -30,7 +30,7 @@ def work_text(job: Job) -> str:
 
 def guarded(job: Job) -> bool:
     """Whether anything keeps a second copy out: a schedule guard or a lock in entry code."""
-    return bool(job.guards) or any(lock.scope in ("host", "cluster") for lock in job.all_locks)
+    return bool(job.guards) or any(lock.scope in ("host", "cluster") for lock in job.guard_locks)
 
 
 def scheduled_here(job: Job) -> Related:
@@ -48,7 +48,7 @@ class UnguardedJob(Rule):
         for job in project.jobs:
             if job.source != "cron" or not job.schedule.recurring or guarded(job):
                 continue
-            if any(e.mentions_lock for e in job.entries):
+            if any(t.entry.mentions_lock for t in job.targets if t.entry and t.role == "run"):
                 continue
             if not job.runs_project_code and not (self.settings.strict and job.targets):
                 continue
@@ -74,27 +74,35 @@ class BlockingLockWait(Rule):
                 continue
             interval = job.schedule.min_interval_seconds
             for guard in job.guards:
-                if not guard.blocking:
+                if not _waits_too_long(guard.blocking, guard.wait_seconds, interval):
                     continue
-                if guard.wait_seconds is not None and (interval is None or guard.wait_seconds < interval):
-                    continue
-                waits = "with no limit" if guard.wait_seconds is None else \
-                    f"up to {format_duration(guard.wait_seconds)}"
                 yield self.finding(
                     job.span,
-                    f"`{job.schedule.text}` job waits for its {guard.kind} lock {waits} instead of "
-                    f"skipping: slow runs queue up and then run back to back",
+                    f"`{job.schedule.text}` job waits for its {guard.kind} lock "
+                    f"{_wait_text(guard.wait_seconds)} instead of skipping: slow runs queue up "
+                    f"and then run back to back",
                     job.id, [Related(guard.span, "the waiting guard")])
-            for entry in job.entries:
-                for lock in entry.locks:
-                    if lock.kind != "flock" or not lock.blocking or lock.span in seen:
-                        continue
-                    seen.add(lock.span)
-                    yield self.finding(
-                        lock.span,
-                        f"{entry.path} waits for its flock lock with no limit: runs of "
-                        f"`{job.schedule.text}` queue up and then run back to back",
-                        job.id, [scheduled_here(job)])
+            for lock in job.all_locks:
+                if lock.kind != "flock" or lock.span in seen or \
+                        not _waits_too_long(lock.blocking, lock.wait_seconds, interval):
+                    continue
+                seen.add(lock.span)
+                yield self.finding(
+                    lock.span,
+                    f"{lock.span.path} waits for its flock lock {_wait_text(lock.wait_seconds)}: "
+                    f"runs of `{job.schedule.text}` queue up and then run back to back",
+                    job.id, [scheduled_here(job)])
+
+
+def _waits_too_long(blocking: bool | None, wait: float | None, interval: int | None) -> bool:
+    """A blocking wait with no limit, or one at least as long as the schedule's interval."""
+    if not blocking:
+        return False
+    return wait is None or (interval is not None and wait >= interval)
+
+
+def _wait_text(wait: float | None) -> str:
+    return "with no limit" if wait is None else f"up to {format_duration(wait)}"
 
 
 class GuardEscaped(Rule):
@@ -130,7 +138,7 @@ class NoRuntimeBound(Rule):
                 continue
             if job.runtime_bound_seconds is not None:
                 continue
-            kind = job.guards[0].kind if job.guards else job.all_locks[0].kind
+            kind = job.guards[0].kind if job.guards else job.guard_locks[0].kind
             yield self.finding(
                 job.span,
                 f"`{job.schedule.text}` job is guarded by {kind} but has no time limit: one hung "
@@ -191,7 +199,7 @@ class CronFileIgnored(Rule):
     def check(self, project):
         for cron_file in project.cron_files:
             name = cron_file.installed_name
-            if name is not None and not _CRON_NAME.match(name):
+            if name is not None and not _CRON_NAME.match(name) and cron_file.has_entries:
                 yield self.finding(
                     cron_file.span,
                     f"cron ignores /etc/cron.d/{name}: cron.d file names may only hold letters, "

@@ -123,6 +123,7 @@ class TestExpr:
     start: int
     end: int
     stmt: tuple[int, int] = (0, 0)
+    negated: bool = False  # `[ ! -f x ]`: the branch runs when the file is absent
 
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -369,8 +370,9 @@ class _Walker:
             if ops:
                 op_index = args.index(ops[0])
                 if op_index + 1 < len(args):
+                    negated = "!" in args[:op_index] or node.parent.type == "negated_command"
                     self.tests.append(TestExpr(ops[0], argv[op_index + 2], node.start_byte,
-                                               node.end_byte, _statement_range(node)))
+                                               node.end_byte, _statement_range(node), negated))
         # process substitutions in arguments, e.g. PID=$(cat "$LOCK")
         for child in node.named_children:
             self._substitutions(child, scope)
@@ -387,8 +389,11 @@ class _Walker:
             op = expr.child_by_field_name("operator")
             operands = [c for c in expr.named_children if c.type != "test_operator"]
             if op is not None and operands:
+                negated = expr.parent.type == "unary_expression" or \
+                    node.parent.type == "negated_command"
                 self.tests.append(TestExpr(op.text.decode(), self.word(operands[0]),
-                                           node.start_byte, node.end_byte, _statement_range(node)))
+                                           node.start_byte, node.end_byte, _statement_range(node),
+                                           negated))
         for expr in _descend(node, "binary_expression"):
             op = expr.child_by_field_name("operator")
             if op is not None and op.text in (b"-nt", b"-ot"):
@@ -808,6 +813,7 @@ def _fd_target(script: Script, fd: str | None) -> Word | None:
 
 # --------------------------------------------------------------------------- lock files
 
+_LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
 _EXISTENCE_OPS = {"-e", "-f", "-a", "-s", "-d", "-L", "-h"}
 _CREATORS = {"touch", "echo", "printf", "cat", "date", "hostname", "true", ":", "tee"}
 _PID_CHECKS = re.compile(r"\bkill\s+-0\b|\bkill\s+-s\s*0\b|\bps\s+(?:-\w*\s+)*-p\b|\bpgrep\b|"
@@ -833,17 +839,22 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
     flocked = {_norm(w.text) for cmd in script.cmds for w in cmd.fd_redirects.values()}
     flocked |= {_norm(c.argv[i].text) for c in script.cmds if c.name in ("flock", "lckdo")
                 for i in range(1, len(c.argv)) if not c.argv[i].text.startswith("-")}
-    exits = [c.start for c in script.cmds if c.name in ("exit", "return")]
+    exits = [(c.start, c.name) for c in script.cmds if c.name in ("exit", "return")]
 
-    def stops(stmt: tuple[int, int]) -> bool:
-        return any(stmt[0] <= e < stmt[1] for e in exits)
+    def stops(stmt: tuple[int, int], path: str) -> bool:
+        """An ``exit`` in the statement; a ``return`` only for a lock-like file name (a
+        function that returns when a stamp file is missing is not taking a lock)."""
+        return any(stmt[0] <= at < stmt[1] and (name == "exit" or _LOCKISH.search(path))
+                   for at, name in exits)
 
     removed = {_norm(w.text) for c in script.cmds if c.name in ("rm", "rmdir", "unlink")
                for w in c.argv[1:] if not w.text.startswith("-")}
     tests: dict[str, TestExpr] = {}
     for t in script.tests:
-        if t.op in _EXISTENCE_OPS and t.operand.text and stops(t.stmt):
-            tests.setdefault(_norm(t.operand.text), t)
+        key = _norm(t.operand.text)
+        if t.op in _EXISTENCE_OPS and key and stops(t.stmt, key) and \
+                (not t.negated or _LOCKISH.search(key)):
+            tests.setdefault(key, t)
     source = script.source.decode("utf-8", "surrogateescape")
     locks: list[Lock] = []
     seen: set[str] = set()
@@ -854,7 +865,7 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
                 continue
             test = tests.get(key)
             test_before = test is not None and test.start < cmd.start
-            checked = atomic and cmd.condition and (stops(cmd.stmt) or key in removed)
+            checked = atomic and cmd.condition and (stops(cmd.stmt, key) or key in removed)
             if not (test_before or checked):
                 continue
             seen.add(key)
