@@ -239,8 +239,7 @@ class Tree:
             f = self.find(argv[0], cwd, base)
             if f is not None and _is_script(f):
                 return Resolved(f, "script"), True
-            return None, False
-        if name in self.console_scripts:
+        if name in self.console_scripts:  # also /srv/venv/bin/NAME
             spec = self.console_scripts[name]
             module, _, func = spec.partition(":")
             f = self.module(module.strip())

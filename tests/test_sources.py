@@ -1,0 +1,95 @@
+"""Front ends and the link step: crontab syntax, file recognition, what a command runs."""
+from conftest import run_analysis
+from jobsafe.sources.crontab import parse_crontab
+from jobsafe.sources.dockerfile import parse_dockerfile
+
+PY = "print('job')\n"
+
+
+def jobs_by_line(analysis, path="crontab"):
+    return {j.span.line: j for j in analysis.project.jobs if j.span.path == path}
+
+
+def test_percent_ends_the_command_and_escaped_percent_stays():
+    result = parse_crontab("crontab", r"0 1 * * * tar czf /b/$(date +\%F).tgz /srv%line one%two" "\n",
+                           system=False)
+    (entry,) = result.entries
+    assert entry.command == "tar czf /b/$(date +%F).tgz /srv"
+    assert entry.locator.columns[entry.command.index("/srv")] == 39
+
+
+def test_environment_macros_user_field_and_timezone():
+    text = ('SHELL=/bin/bash\nCRON_TZ="Europe/Paris"\n@daily root /usr/bin/a\n'
+            '@reboot root /usr/bin/b\n5 4 * jan,JUL sun-sat www-data /usr/bin/c\n')
+    result = parse_crontab("etc/crontab", text, system=True)
+    a, b, c = result.entries
+    assert (a.user, a.command, a.schedule.min_interval_seconds) == ("root", "/usr/bin/a", 86400)
+    assert a.schedule.timezone == "Europe/Paris" and a.env["SHELL"] == "/bin/bash"
+    assert b.schedule.kind == "reboot" and b.schedule.min_interval_seconds is None
+    assert c.user == "www-data" and c.command == "/usr/bin/c"
+    assert not result.errors
+
+
+def test_cron_files_recognised_by_name_and_content(write_tree):
+    root = write_tree({
+        "ops/schedule": "# jobs\n*/5 * * * * /srv/bin/job.py\n",  # sniffed by content
+        "ops/notes.txt": "Remember: * * * * * is every minute\n",  # prose, not a crontab
+        "deploy/cron.d/app": "*/5 * * * * root /srv/bin/job.py --a\n",
+        "deploy/app.crontab": "*/5 * * * * /srv/bin/job.py --b\n",
+        "crontabs/deploy": "*/5 * * * * /srv/bin/job.py --c\n",
+        "bin/job.py": PY,
+    })
+    analysis = run_analysis(root)
+    paths = sorted(j.span.path for j in analysis.project.jobs)
+    assert paths == ["crontabs/deploy", "deploy/app.crontab", "deploy/cron.d/app", "ops/schedule"]
+    assert jobs_by_line(analysis, "deploy/cron.d/app")[1].user == "root"
+
+
+def test_gitignored_and_excluded_files_are_skipped(write_tree):
+    from jobsafe.config import Settings
+
+    root = write_tree({".gitignore": "build/\n*.bak.cron\n", "build/crontab": "* * * * * /x\n",
+                       "old.bak.cron": "* * * * * /x\n", "vendor/crontab": "* * * * * /x\n",
+                       "crontab": "0 3 * * * /usr/bin/true\n"})
+    analysis = run_analysis(root, Settings(extend_exclude=("vendor",)))
+    assert [j.span.path for j in analysis.project.jobs] == ["crontab"]
+
+
+def test_targets_python_module_console_script_manage_py_and_scripts(write_tree):
+    root = write_tree({
+        "crontab": "\n".join([
+            "*/5 * * * * cd /srv && venv/bin/python -u -m reports.nightly --all",
+            "*/5 * * * * /srv/venv/bin/sync-orders --since 1h",
+            "*/5 * * * * /srv/manage.py clearsessions",
+            "*/5 * * * * python3 /srv/manage.py charge",
+            "*/5 * * * * bash /opt/app/scripts/rotate.sh",
+            "*/5 * * * * python3 -m http.server",
+            "*/5 * * * * /usr/bin/python3 -c 'print(1)'",
+        ]) + "\n",
+        "pyproject.toml": '[project]\nname = "shop"\n[project.scripts]\nsync-orders = "shop.sync:main"\n',
+        "src/reports/nightly.py": PY, "src/shop/sync.py": PY,
+        "manage.py": PY, "billing/management/commands/charge.py": PY,
+        "scripts/rotate.sh": "#!/bin/sh\necho\n",
+    })
+    jobs = jobs_by_line(run_analysis(root))
+    entry = {n: (j.targets[-1].entry.path if j.targets[-1].entry else None) for n, j in jobs.items()}
+    project = {n: j.runs_project_code for n, j in jobs.items()}
+    assert entry[1] == "src/reports/nightly.py"
+    assert (entry[2], jobs[2].targets[-1].entry.function) == ("src/shop/sync.py", "main")
+    assert entry[3] is None and project[3]  # a Django command of Django itself: still project code
+    assert entry[4] == "billing/management/commands/charge.py"
+    assert entry[5] == "scripts/rotate.sh"
+    assert not project[6] and not project[7]
+
+
+def test_dockerfile_crontab_lines_and_copies():
+    text = ("FROM debian\n"
+            "RUN (crontab -l; echo '*/5 * * * * /app/run.sh') | crontab -\n"
+            "RUN printf '0 1 * * * root /a\\n0 2 * * * root /b\\n' > /etc/cron.d/jobs\n"
+            "COPY --chown=root jobs.cron /etc/cron.d/jobs\n"
+            "COPY --from=builder /x /etc/cron.d/x\n")
+    result = parse_dockerfile("Dockerfile", text)
+    assert [(e.span.line, e.command, e.user) for e in result.entries] == [
+        (2, "/app/run.sh", None), (3, "/a", "root"), (3, "/b", "root")]
+    assert [(c.line, c.sources, c.dest) for c in result.copies] == [
+        (4, ["jobs.cron"], "/etc/cron.d/jobs")]
