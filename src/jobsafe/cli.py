@@ -43,6 +43,11 @@ def _analyse(paths, settings, select=(), ignore=()):
         if not os.path.exists(p):
             raise _Exit(f"{p}: no such file or directory")
     try:
+        if sys.stderr.isatty():
+            from rich.console import Console
+
+            with Console(stderr=True).status("jobsafe: analysing…", spinner="dots"):
+                return analyse(list(paths), settings, rule_ids)
         return analyse(list(paths), settings, rule_ids)
     except RecursionError:
         raise _Exit("internal error: input too deeply nested") from None
