@@ -82,8 +82,20 @@ class Builder:
         for rel in sorted(cron_sources):
             src = cron_sources[rel]
             self._guarded(src.file, lambda src=src: self._crontab(src))
+        for rel, f in sorted(self.tree.python.files.items()):
+            if self.tree.python.might_lock(rel):
+                self._guarded(f, lambda rel=rel: self._python(rel))
+        self.project.parse_errors.extend(self.tree.python.errors)
         self.project.files = sorted(self.texts)
         return self.project
+
+    def _python(self, rel: str) -> None:
+        module = self.tree.python.module(rel)
+        if module is None:
+            return
+        for unit in module.units.values():
+            self.project.code_locks.extend(unit.locks)
+            self.project.code_facts.extend(unit.facts)
 
     def _guarded(self, f: SourceFile, parse) -> None:
         try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from .discover import Discovery, SourceFile, read_text
 from .model import Entry, Job, Lock, Schedule, Span, Target
+from .sources.python.index import PythonIndex, entry_code
 from .sources.shell import Invocation, Locator, analyze, basename
 
 try:
@@ -28,7 +29,7 @@ _SCRIPT_INTERPRETERS = {"sh", "bash", "dash", "zsh", "ksh", "perl", "ruby", "php
                         "Rscript", "lua", "tclsh"}
 _DJANGO = {"manage.py", "django-admin", "django-admin.py"}
 _FRAMEWORK_CONSOLES = {"artisan", "console"}  # Laravel, Symfony (bin/console)
-#: Python source that takes a lock this release cannot model in detail yet
+#: lock vocabulary of Python source, for a module libcst cannot parse
 _PY_LOCK_TOKENS = re.compile(
     r"\b(?:fcntl|lockf|flock|FileLock|SoftFileLock|filelock|portalocker|fasteners|"
     r"zc\.lockfile|LockFile|PIDLockFile|PidFile|pidfile|SingleInstance|redis_lock|"
@@ -65,6 +66,17 @@ class Tree:
             self._by_name[rel.rsplit("/", 1)[-1]].append(rel)
         self.console_scripts = self._console_scripts()
         self._entries: dict[str, Entry] = {}
+        self.python = PythonIndex({rel: f for rel, f in self.files.items()
+                                   if rel.endswith((".py", ".pyw"))}, self.source)
+
+    def source(self, f: SourceFile, kind: str = "python") -> str | None:
+        """A file's text, read once and kept for suppressions, excerpts and fingerprints."""
+        if f.display in self.texts:
+            return self.texts[f.display][1]
+        text = read_text(f.abs).content
+        if text is not None:
+            self.texts[f.display] = (kind, text)
+        return text
 
     # -- lookups
     def _console_scripts(self) -> dict[str, str]:
@@ -169,9 +181,14 @@ class Tree:
         if text is None:
             return Entry(f.display, resolved.kind, resolved.function)
         if f.rel.endswith((".py", ".pyw")) or _PYTHON.match(_shebang(text)):
-            self.texts[f.display] = ("python", text)
-            return Entry(f.display, resolved.kind, resolved.function,
-                         mentions_lock=bool(_PY_LOCK_TOKENS.search(text)))
+            self.texts.setdefault(f.display, ("python", text))
+            if f.rel not in self.python.files:
+                self.python.files[f.rel] = f
+            locks, hazards, parsed = entry_code(self.python, f.rel, resolved.kind,
+                                                resolved.function)
+            return Entry(f.display, resolved.kind, resolved.function, locks,
+                         mentions_lock=not parsed and bool(_PY_LOCK_TOKENS.search(text)),
+                         facts=hazards)
         if _shebang(text) in ("sh", "bash", "dash", "ksh", "zsh", "ash") or f.rel.endswith(
                 (".sh", ".bash")) or not _shebang(text) and not f.rel.endswith(".php"):
             self.texts[f.display] = ("shell", text)

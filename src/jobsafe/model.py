@@ -88,6 +88,32 @@ class Lock:
     #: for lock files: the non-atomic existence test that precedes creation (JOB201)
     existence_test: Span | None = None
     atomic: bool = True
+    # -- facts from Python code
+    api: str | None = None  # the library call, e.g. "filelock.FileLock"
+    try_lock: bool = False  # acquisition that returns instead of waiting
+    result_checked: bool | None = None  # for try-locks: is the result tested?
+    release: str = "unknown"  # with | finally | atexit | plain | none
+    release_span: Span | None = None  # the plain release call
+    renewed: bool = False  # TTL extended while held (extend, auto_renewal)
+    scope_lines: tuple[int, int] | None = None  # the lines the lock protects
+    function: str | None = None  # the function that takes it
+    session: bool = False  # database session-level advisory lock
+
+    @property
+    def outlives_process(self) -> bool:
+        """A crash leaves it held: lock files, Redis and cache keys (until their TTL)."""
+        return self.stale_handling in ("none", "pid-check", "age-check", "ttl")
+
+
+@dataclass(frozen=True)
+class CodeFact:
+    """A construct in job code that defeats a lock (rules JOB204 and JOB208-JOB215)."""
+
+    kind: str  # exit-in-scope | yield-in-scope | fork-in-scope | unlink-flock | retry-on-lock |
+    #          blocking-in-async | handle-dropped | unchecked-try-lock
+    span: Span
+    detail: str
+    lock: Lock | None = None
 
 
 @dataclass(frozen=True)
@@ -112,8 +138,10 @@ class Entry:
     escapes: tuple[Background, ...] = ()
     #: the shortest ``timeout`` inside the entry script, if any
     runtime_bound_seconds: float | None = None
-    #: True when the entry code is known to take a lock that jobsafe cannot model yet
+    #: True when the entry code is known to take a lock that jobsafe cannot model
     mentions_lock: bool = False
+    #: constructs in the entry code that defeat its locks
+    facts: tuple[CodeFact, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -211,3 +239,6 @@ class Project:
     jobs: list[Job] = field(default_factory=list)
     parse_errors: list[ParseError] = field(default_factory=list)
     cron_files: list[CronFile] = field(default_factory=list)
+    #: locks and hazards in every analysed Python module, scheduled or not
+    code_locks: list[Lock] = field(default_factory=list)
+    code_facts: list[CodeFact] = field(default_factory=list)

@@ -1,0 +1,1 @@
+"""Python front end: job code analysed with libcst, never imported or run."""

@@ -1,0 +1,151 @@
+"""What jobsafe knows about lock libraries: constructors, their scope and their defaults.
+
+Keyed by qualified name as libcst's QualifiedNameProvider reports it, so
+``from filelock import FileLock as FL`` and ``import filelock`` both resolve.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LockApi:
+    kind: str
+    scope: str  # process | host | cluster
+    #: how stale locks are handled by the library itself
+    stale: str = "kernel"
+    #: keyword (or positional index) holding the time-to-live, and its unit in seconds
+    ttl_arg: str | None = None
+    ttl_pos: int | None = None
+    ttl_unit: float = 1.0
+    ttl_default: float | None = None  # the library's default TTL (None: never expires)
+    #: keyword/positional of the acquisition timeout; the library's default (None: forever)
+    wait_arg: str | None = None
+    wait_pos: int | None = None
+    wait_default: float | None = None
+    #: keyword that turns renewal on (python-redis-lock's auto_renewal)
+    renew_arg: str | None = None
+    #: keyword/positional holding the path or key
+    key_pos: int | None = 0
+    key_arg: str | None = None
+    #: acquired by the constructor itself (zc.lockfile, tendo, pid context)
+    acquires_on_create: bool = False
+
+
+LOCK_CONSTRUCTORS: dict[str, LockApi] = {
+    # host scope, released by the kernel when the process dies
+    "filelock.FileLock": LockApi("filelock", "host", wait_arg="timeout", wait_pos=1,
+                                 wait_default=None, key_arg="lock_file"),
+    "filelock.UnixFileLock": LockApi("filelock", "host", wait_arg="timeout", wait_pos=1,
+                                     key_arg="lock_file"),
+    "filelock.SoftFileLock": LockApi("soft-filelock", "host", stale="none", wait_arg="timeout",
+                                     wait_pos=1, key_arg="lock_file"),
+    "portalocker.Lock": LockApi("portalocker", "host", wait_arg="timeout", wait_pos=2,
+                                wait_default=5.0, key_arg="filename"),
+    "portalocker.utils.Lock": LockApi("portalocker", "host", wait_arg="timeout", wait_pos=2,
+                                      wait_default=5.0, key_arg="filename"),
+    "portalocker.RLock": LockApi("portalocker", "host", wait_arg="timeout", wait_pos=2,
+                                 wait_default=5.0, key_arg="filename"),
+    "portalocker.RedisLock": LockApi("portalocker-redis", "cluster", stale="session",
+                                     key_arg="channel", wait_arg="timeout", wait_default=None),
+    "fasteners.InterProcessLock": LockApi("fasteners", "host", key_arg="path"),
+    "fasteners.process_lock.InterProcessLock": LockApi("fasteners", "host", key_arg="path"),
+    "zc.lockfile.LockFile": LockApi("zc.lockfile", "host", acquires_on_create=True,
+                                    wait_default=0.0, key_arg="path"),
+    "tendo.singleton.SingleInstance": LockApi("tendo", "host", acquires_on_create=True,
+                                              wait_default=0.0, key_pos=None),
+    # lock files whose existence means "locked"
+    "lockfile.LockFile": LockApi("lockfile", "host", stale="none", wait_arg="timeout",
+                                 key_arg="path"),
+    "lockfile.LinkLockFile": LockApi("lockfile", "host", stale="none", wait_arg="timeout",
+                                     key_arg="path"),
+    "lockfile.MkdirLockFile": LockApi("lockfile", "host", stale="none", wait_arg="timeout",
+                                      key_arg="path"),
+    "lockfile.linklockfile.LinkLockFile": LockApi("lockfile", "host", stale="none",
+                                                  wait_arg="timeout", key_arg="path"),
+    "lockfile.mkdirlockfile.MkdirLockFile": LockApi("lockfile", "host", stale="none",
+                                                    wait_arg="timeout", key_arg="path"),
+    "lockfile.pidlockfile.PIDLockFile": LockApi("pid-file", "host", stale="none",
+                                                wait_arg="timeout", key_arg="path"),
+    "daemon.pidfile.PIDLockFile": LockApi("pid-file", "host", stale="none", wait_arg="timeout",
+                                          key_arg="path"),
+    "daemon.pidfile.TimeoutPIDLockFile": LockApi("pid-file", "host", stale="none",
+                                                 wait_arg="acquire_timeout", wait_pos=1,
+                                                 key_arg="path"),
+    "pid.PidFile": LockApi("pid-file", "host", stale="pid-check", key_arg="pidname",
+                           acquires_on_create=False, wait_default=0.0),
+    # cluster scope
+    "redis.lock.Lock": LockApi("redis-lock", "cluster", stale="ttl", ttl_arg="timeout",
+                               ttl_pos=2, wait_arg="blocking_timeout", key_pos=1,
+                               key_arg="name"),
+    "redis.asyncio.lock.Lock": LockApi("redis-lock", "cluster", stale="ttl", ttl_arg="timeout",
+                                       ttl_pos=2, wait_arg="blocking_timeout", key_pos=1,
+                                       key_arg="name"),
+    "redis_lock.Lock": LockApi("python-redis-lock", "cluster", stale="ttl", ttl_arg="expire",
+                               ttl_pos=2, renew_arg="auto_renewal", key_pos=1, key_arg="name",
+                               wait_arg="timeout"),
+    "pottery.Redlock": LockApi("redlock", "cluster", stale="ttl", ttl_arg="auto_release_time",
+                               ttl_default=10.0, key_arg="key", key_pos=None),
+    "pottery.redlock.Redlock": LockApi("redlock", "cluster", stale="ttl",
+                                       ttl_arg="auto_release_time", ttl_default=10.0,
+                                       key_arg="key", key_pos=None),
+    # process scope
+    "threading.Lock": LockApi("threading.Lock", "process", key_pos=None),
+    "threading.RLock": LockApi("threading.RLock", "process", key_pos=None),
+    "threading.Semaphore": LockApi("threading.Semaphore", "process", key_pos=None),
+    "threading.BoundedSemaphore": LockApi("threading.BoundedSemaphore", "process", key_pos=None),
+    "multiprocessing.Lock": LockApi("multiprocessing.Lock", "process", key_pos=None),
+    "multiprocessing.RLock": LockApi("multiprocessing.RLock", "process", key_pos=None),
+    "asyncio.Lock": LockApi("asyncio.Lock", "process", key_pos=None),
+    "asyncio.Semaphore": LockApi("asyncio.Semaphore", "process", key_pos=None),
+}
+
+#: redis-py client method ``r.lock(name, timeout=None, ..., blocking_timeout=None)``
+REDIS_CLIENT_LOCK = LockApi("redis-lock", "cluster", stale="ttl", ttl_arg="timeout", ttl_pos=1,
+                            wait_arg="blocking_timeout", key_pos=0, key_arg="name")
+#: django-redis / django cache ``cache.lock(name, timeout=None)``
+CACHE_LOCK = LockApi("cache-lock", "cluster", stale="ttl", ttl_arg="timeout", ttl_pos=1,
+                     wait_arg="blocking_timeout", key_pos=0, key_arg="key")
+
+REDIS_CLIENT_FACTORIES = {"redis.Redis", "redis.StrictRedis", "redis.from_url",
+                          "redis.Redis.from_url", "redis.StrictRedis.from_url",
+                          "redis.client.Redis", "redis.client.StrictRedis",
+                          "redis.asyncio.Redis", "redis.asyncio.from_url",
+                          "django_redis.get_redis_connection", "rediscluster.RedisCluster",
+                          "redis.cluster.RedisCluster"}
+DJANGO_CACHES = {"django.core.cache.cache", "django.core.cache.caches"}
+
+KERNEL_LOCK_CALLS = {"fcntl.flock": "flock", "fcntl.lockf": "lockf", "portalocker.lock": "flock",
+                     "portalocker.portalocker.lock": "flock"}
+KERNEL_UNLOCK_FLAGS = {"fcntl.LOCK_UN", "portalocker.LOCK_UN", "portalocker.LockFlags.UNLOCK"}
+NONBLOCK_FLAGS = {"fcntl.LOCK_NB", "portalocker.LOCK_NB", "portalocker.LockFlags.NON_BLOCKING"}
+
+EXISTENCE_CHECKS = {"os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.lexists",
+                    "os.access", "pathlib.Path.exists", "pathlib.Path.is_file",
+                    "pathlib.Path.is_dir"}
+PATH_METHODS_EXIST = {"exists", "is_file", "is_dir"}
+REMOVERS = {"os.remove", "os.unlink", "os.rmdir", "shutil.rmtree"}
+PID_LIVENESS = {"os.kill", "psutil.pid_exists", "psutil.Process", "os.waitpid"}
+AGE_CHECKS = {"os.path.getmtime", "os.path.getctime", "os.stat", "os.path.getatime"}
+
+PROCESS_EXITS = {"sys.exit": "sys.exit()", "builtins.exit": "exit()", "builtins.quit": "quit()"}
+HARD_EXITS = {"os._exit": "os._exit()", "os.abort": "os.abort()"}
+FORKS = {"os.fork", "os.forkpty"}
+MP_FORKS = {"multiprocessing.Process", "multiprocessing.Pool", "multiprocessing.pool.Pool",
+            "concurrent.futures.ProcessPoolExecutor"}
+SUBPROCESS = {"subprocess.Popen", "subprocess.run", "subprocess.call", "subprocess.check_call",
+              "subprocess.check_output"}
+SLEEPS = {"time.sleep", "asyncio.sleep"}
+RETRY_DECORATORS = {"tenacity.retry", "backoff.on_exception", "backoff.on_predicate",
+                    "retrying.retry", "retry.retry"}
+CONTEXT_MANAGER_DECORATORS = {"contextlib.contextmanager", "contextlib.asynccontextmanager"}
+OFFLOAD_CALLS = {"asyncio.to_thread", "loop.run_in_executor"}
+
+#: advisory locks in SQL text: function -> (session-level?, blocking?)
+SQL_LOCKS = {
+    "pg_advisory_lock": (True, True),
+    "pg_try_advisory_lock": (True, False),
+    "pg_advisory_xact_lock": (False, True),
+    "pg_try_advisory_xact_lock": (False, False),
+    "get_lock": (True, None),  # MySQL GET_LOCK(name, timeout): blocking depends on timeout
+}

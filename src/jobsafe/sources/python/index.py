@@ -1,0 +1,128 @@
+"""The tree's Python modules: parsed on demand, linked by the calls between functions.
+
+An entry point (a script, ``python -m``, a management command's ``handle()``, a console
+script's function) reaches the functions it calls, across modules of the tree; the locks
+and hazards of everything it reaches are the entry code's.
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from ...model import CodeFact, Lock, ParseError
+from .module import MAIN, MODULE, ModuleFacts, Unit, parse_module
+
+#: cheap test before paying for libcst: could this module take a lock at all?
+LOCK_VOCABULARY = re.compile(
+    r"lock|Lock|LOCK|acquire|setnx|nx\s*=|advisory|GET_LOCK|O_EXCL|pid|\.add\(|exists|"
+    r"SingleInstance|PidFile|Redlock|QueueOnce")
+_MAX_UNITS = 400
+
+
+class PythonIndex:
+    def __init__(self, files: dict, read):
+        """``files``: rel -> SourceFile of every Python file; ``read(file)`` -> text or None."""
+        self.files = files
+        self.read = read
+        self._modules: dict[str, ModuleFacts | None] = {}
+        self.errors: list[ParseError] = []
+        self._by_dotted = {self.dotted(rel): rel for rel in files}
+
+    @staticmethod
+    def dotted(rel: str) -> str:
+        name = rel[:-3] if rel.endswith(".py") else rel
+        if name.startswith("src/"):
+            name = name[4:]
+        if name.endswith("/__init__"):
+            name = name[: -len("/__init__")]
+        return name.replace("/", ".")
+
+    def module(self, rel: str) -> ModuleFacts | None:
+        if rel not in self._modules:
+            self._modules[rel] = None
+            f = self.files.get(rel)
+            text = self.read(f) if f is not None else None
+            if text is not None:
+                facts = parse_module(f.display, text)
+                if facts.error is not None:
+                    self.errors.append(facts.error)
+                self._modules[rel] = facts
+        return self._modules[rel]
+
+    def might_lock(self, rel: str) -> bool:
+        f = self.files.get(rel)
+        text = self.read(f) if f is not None else None
+        return bool(text and LOCK_VOCABULARY.search(text))
+
+    # -- reachability
+    def entry_units(self, rel: str, kind: str, function: str | None) -> list[tuple[ModuleFacts, Unit]]:
+        """Every unit an entry reaches, the entry's own first."""
+        facts = self.module(rel)
+        if facts is None or facts.error is not None:
+            return []
+        roots = [MODULE]
+        if kind == "manage.py":
+            command = next((c for c, methods in facts.classes.items() if "handle" in methods), None)
+            if command:
+                roots.append(f"{command}.handle")
+        elif function:
+            roots.append(function)
+        if facts.has_main:
+            roots.append(MAIN)
+        return self._reach(rel, roots)
+
+    def _reach(self, rel: str, roots: list[str]):
+        seen: set[tuple[str, str]] = set()
+        order = []
+        queue = deque((rel, r) for r in roots)
+        while queue and len(order) < _MAX_UNITS:
+            module_rel, unit_name = queue.popleft()
+            if (module_rel, unit_name) in seen:
+                continue
+            seen.add((module_rel, unit_name))
+            facts = self.module(module_rel)
+            if facts is None or unit_name not in facts.units:
+                continue
+            unit = facts.units[unit_name]
+            order.append((facts, unit))
+            for call in unit.calls:
+                target = self._resolve_call(module_rel, facts, unit_name, call)
+                if target is not None:
+                    queue.append(target)
+        return order
+
+    def _resolve_call(self, rel: str, facts: ModuleFacts, caller: str, call: str):
+        # self.method() inside a class
+        if ".self." in call or call.startswith("self."):
+            method = call.rsplit(".", 1)[-1]
+            cls = caller.split(".")[0]
+            return rel, f"{cls}.{method}"
+        if call in facts.units:
+            return rel, call
+        if "<locals>" in call:
+            return None
+        if call.startswith("."):  # relative import: .locks.x, ..pkg.y
+            level = len(call) - len(call.lstrip("."))
+            package = self.dotted(rel).split(".")
+            if not rel.endswith("__init__.py"):
+                package = package[:-1]
+            package = package[:len(package) - (level - 1)] if level > 1 else package
+            call = ".".join([*package, call.lstrip(".")])
+        parts = call.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = ".".join(parts[:cut])
+            target_rel = self._by_dotted.get(module)
+            if target_rel is None:
+                target_rel = self._by_dotted.get(module + ".__init__")
+            if target_rel is not None:
+                return target_rel, ".".join(parts[cut:])
+        return None
+
+
+def entry_code(index: PythonIndex, rel: str, kind: str, function: str | None
+               ) -> tuple[tuple[Lock, ...], tuple[CodeFact, ...], bool]:
+    """(locks, hazards, parsed) of the code an entry point reaches."""
+    units = index.entry_units(rel, kind, function)
+    locks = tuple(lock for _, unit in units for lock in unit.locks)
+    facts = tuple(fact for _, unit in units for fact in unit.facts)
+    return locks, facts, bool(units)
