@@ -98,6 +98,7 @@ class Lock:
     scope_lines: tuple[int, int] | None = None  # the lines the lock protects
     function: str | None = None  # the function that takes it
     session: bool = False  # database session-level advisory lock
+    ttl_span: Span | None = None  # the call that sets the TTL, when not the acquisition
 
     @property
     def outlives_process(self) -> bool:

@@ -26,6 +26,8 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "id" not in cls.__dict__:
+            return  # an abstract helper base, not a rule
         assert cls.id not in Rule.registry, f"duplicate rule id {cls.id}"
         assert all(r.name != cls.name for r in Rule.registry.values()), f"duplicate name {cls.name}"
         Rule.registry[cls.id] = cls

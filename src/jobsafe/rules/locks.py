@@ -1,20 +1,64 @@
 """2xx: the lock exists but does not protect."""
 from __future__ import annotations
 
-from ..model import Job, Lock, Related, Severity
+import math
+
+from ..model import CodeFact, Job, Lock, Related, Severity
 from ..schedule import format_duration
 from . import Rule
 
-_FILE_LOCKS = ("lock-file", "lock-dir", "pid-file")
+#: locks whose mere existence means "locked": a crash leaves them behind
+FILE_LOCKS = ("lock-file", "lock-dir", "pid-file", "soft-filelock", "lockfile")
+#: locks that can wait for their holder, and so can make runs queue up
+WAITING_KINDS = ("flock", "filelock", "fasteners", "lockfile", "pid-file", "redis-lock",
+                 "python-redis-lock", "pg-advisory", "mysql-get-lock", "soft-filelock",
+                 "portalocker", "cache-lock")
 
 
-def locks_with_jobs(project) -> list[tuple[Lock, Job]]:
-    """Each lock once (a script run by several jobs holds one lock), with its first job."""
+def locks_with_jobs(project) -> list[tuple[Lock, Job | None]]:
+    """Each lock once (a module used by several jobs holds one lock), with its first job."""
     seen: dict = {}
     for job in sorted(project.jobs, key=lambda j: j.span):
         for lock in job.all_locks:
             seen.setdefault(lock.span, (lock, job))
-    return list(seen.values())
+    for lock in project.code_locks:
+        seen.setdefault(lock.span, (lock, None))
+    return sorted(seen.values(), key=lambda pair: pair[0].span)
+
+
+def facts_with_jobs(project, kind: str) -> list[tuple[CodeFact, Job | None]]:
+    seen: dict = {}
+    for job in sorted(project.jobs, key=lambda j: j.span):
+        for entry in job.entries:
+            for fact in entry.facts:
+                if fact.kind == kind:
+                    seen.setdefault(fact.span, (fact, job))
+    for fact in project.code_facts:
+        if fact.kind == kind:
+            seen.setdefault(fact.span, (fact, None))
+    return sorted(seen.values(), key=lambda pair: pair[0].span)
+
+
+def related_job(job: Job | None) -> list[Related]:
+    return [Related(job.span, "scheduled here")] if job is not None else []
+
+
+def job_id(job: Job | None) -> str | None:
+    return job.id if job is not None else None
+
+
+def lock_name(lock: Lock) -> str:
+    what = lock.path or lock.key
+    return f"{lock.kind} lock {what}" if what else f"{lock.kind} lock"
+
+
+def held_for(lock: Lock) -> str:
+    """How long a crash leaves the lock held."""
+    if lock.ttl_seconds and lock.ttl_seconds > 0:
+        return f"until its {format_duration(lock.ttl_seconds)} TTL expires"
+    if lock.stale_handling in ("pid-check", "age-check"):
+        return "until the next run's stale check clears it"
+    return "forever (no later run starts)"
 
 
 class ExistsCheckLock(Rule):
@@ -26,12 +70,12 @@ class ExistsCheckLock(Rule):
 
     def check(self, project):
         for lock, job in locks_with_jobs(project):
-            if lock.kind in _FILE_LOCKS and lock.existence_test is not None and not lock.atomic:
+            if lock.kind in FILE_LOCKS and lock.existence_test is not None and not lock.atomic:
                 yield self.finding(
                     lock.existence_test,
                     f"lock file {lock.path} is tested, then created in a separate step: two runs "
                     f"can both see it absent and both proceed",
-                    job.id, [Related(lock.span, "created here"), Related(job.span, "scheduled here")])
+                    job_id(job), [Related(lock.span, "created here"), *related_job(job)])
 
 
 class StaleLockUnhandled(Rule):
@@ -43,16 +87,253 @@ class StaleLockUnhandled(Rule):
 
     def check(self, project):
         for lock, job in locks_with_jobs(project):
-            if lock.kind not in _FILE_LOCKS or lock.stale_handling != "none":
+            if lock.kind not in FILE_LOCKS or lock.stale_handling != "none":
                 continue
             boot_cleared = (lock.path or "").startswith(("/run/", "/var/run/"))
-            if boot_cleared and not job.schedule.recurring:
+            if boot_cleared and job is not None and not job.schedule.recurring:
                 continue
             until = "until the next reboot" if boot_cleared else "ever again"
-            every = job.schedule.min_interval_seconds
+            every = job.schedule.min_interval_seconds if job is not None else None
             skipped = f" (a `{job.schedule.text}` job: every {format_duration(every)})" if every else ""
             yield self.finding(
                 lock.span,
-                f"a crash, OOM kill or reboot leaves {lock.path} behind and no later run "
-                f"starts {until}{skipped}: nothing checks the stored PID or the file's age",
-                job.id, [Related(job.span, "scheduled here")])
+                f"a crash, OOM kill or reboot leaves {lock.path or 'the lock file'} behind and no "
+                f"later run starts {until}{skipped}: nothing checks the stored PID or the file's age",
+                job_id(job), related_job(job))
+
+
+class ReleaseNotGuaranteed(Rule):
+    id = "JOB203"
+    name = "release-not-guaranteed"
+    severity = Severity.WARNING
+    summary = "A lock that outlives the process is released by a call an exception skips."
+    sources = ("python",)
+
+    def check(self, project):
+        for lock, job in locks_with_jobs(project):
+            if lock.release != "plain" or lock.release_span is None or not lock.outlives_process:
+                continue
+            yield self.finding(
+                lock.release_span,
+                f"{lock_name(lock)} is released by a plain call: an exception before it leaves the "
+                f"lock held {held_for(lock)}; release it in `finally` or use `with`",
+                job_id(job), [Related(lock.span, "acquired here"), *related_job(job)])
+
+
+class ExitInLockScope(Rule):
+    id = "JOB204"
+    name = "exit-in-lock-scope"
+    severity = Severity.ERROR
+    summary = "A process exit inside a lock scope skips the release."
+    sources = ("python",)
+
+    def check(self, project):
+        for fact, job in facts_with_jobs(project, "exit-in-scope"):
+            lock = fact.lock
+            yield self.finding(
+                fact.span,
+                f"{fact.detail} inside the scope of {lock_name(lock)} skips its release: the lock "
+                f"stays held {held_for(lock)}",
+                job_id(job), [Related(lock.span, "acquired here"), *related_job(job)])
+
+
+class LockExpiryTooLong(Rule):
+    id = "JOB205"
+    name = "lock-expiry-too-long"
+    severity = Severity.WARNING
+    summary = "An expiring lock whose TTL is longer than a day, or than the job's interval."
+    sources = ("python",)
+
+    def check(self, project):
+        limit = self.settings.lock_expiry_max
+        for lock, job in locks_with_jobs(project):
+            ttl = lock.ttl_seconds
+            if not ttl or ttl <= 0 or lock.renewed:
+                continue
+            interval = job.schedule.min_interval_seconds if job is not None else None
+            if ttl < limit and not (interval and ttl > interval):
+                continue
+            if interval and ttl > interval:
+                skipped = math.ceil(ttl / interval) - 1
+                why = (f"longer than the job's {format_duration(interval)} interval: one crashed "
+                       f"run blocks the next {skipped} run{'s' if skipped != 1 else ''}")
+            else:
+                why = f"at least {format_duration(limit)}: one crashed run blocks the job that long"
+            yield self.finding(
+                lock.ttl_span or lock.span,
+                f"{lock_name(lock)} expires after {format_duration(ttl)}, {why}",
+                job_id(job), related_job(job))
+
+
+class LockWithoutExpiry(Rule):
+    id = "JOB206"
+    name = "lock-without-expiry"
+    severity = Severity.ERROR
+    summary = "A Redis or cache lock with no time-to-live: one crash holds it forever."
+    sources = ("python",)
+
+    def check(self, project):
+        for lock, job in locks_with_jobs(project):
+            if lock.stale_handling != "ttl" or lock.ttl_seconds is not None:
+                continue
+            yield self.finding(
+                lock.ttl_span or lock.span,
+                f"{lock_name(lock)} has no expiry: a crash or kill while it is held blocks every "
+                f"later run forever; give it a timeout a little above the job's longest run",
+                job_id(job), related_job(job))
+
+
+class LockExpiresMidRun(Rule):
+    id = "JOB207"
+    name = "lock-expires-mid-run"
+    severity = Severity.WARNING
+    summary = "A lock TTL shorter than the job's own runtime bound, with no renewal."
+    sources = ("python",)
+
+    def check(self, project):
+        for job in sorted(project.jobs, key=lambda j: j.span):
+            bound = job.runtime_bound_seconds
+            if not bound:
+                continue
+            for lock in job.all_locks:
+                ttl = lock.ttl_seconds
+                if ttl and 0 < ttl < bound and not lock.renewed:
+                    yield self.finding(
+                        lock.ttl_span or lock.span,
+                        f"{lock_name(lock)} expires after {format_duration(ttl)} but the job may "
+                        f"run {format_duration(bound)}: a slow run loses the lock and the next "
+                        f"run starts beside it",
+                        job.id, [Related(job.span, "runtime bound set here")])
+
+
+class _FactRule(Rule):
+    """Rules that report one kind of code fact, wherever the code is."""
+
+    fact_kind = ""
+
+    def message(self, fact: CodeFact) -> str:
+        raise NotImplementedError
+
+    def check(self, project):
+        for fact, job in facts_with_jobs(project, self.fact_kind):
+            related = [Related(fact.lock.span, "lock acquired here")] \
+                if fact.lock is not None and fact.lock.span != fact.span else []
+            yield self.finding(fact.span, self.message(fact), job_id(job),
+                               [*related, *related_job(job)])
+
+
+class LockRetryStorm(_FactRule):
+    id = "JOB208"
+    name = "lock-retry-storm"
+    severity = Severity.WARNING
+    summary = "A failed try-lock retried at short intervals, or a spin loop with no deadline."
+    sources = ("python",)
+    fact_kind = "retry-on-lock"
+
+    def message(self, fact):
+        return (f"a busy lock is retried by {fact.detail}: failing to get the lock is "
+                f"backpressure, not an error; skip this run and let the schedule try again")
+
+
+class BlockingLockInAsync(_FactRule):
+    id = "JOB209"
+    name = "blocking-lock-in-async"
+    severity = Severity.WARNING
+    summary = "A blocking lock acquisition inside `async def` stalls the event loop."
+    sources = ("python",)
+    fact_kind = "blocking-in-async"
+
+    def message(self, fact):
+        return (f"{fact.detail} blocks inside `async def`: the event loop and every task on it "
+                f"stall while it waits; use an async lock or `asyncio.to_thread`")
+
+
+class LockHeldAcrossYield(_FactRule):
+    id = "JOB210"
+    name = "lock-held-across-yield"
+    severity = Severity.WARNING
+    summary = "A generator yields while holding a lock."
+    sources = ("python",)
+    fact_kind = "yield-in-scope"
+
+    def message(self, fact):
+        return (f"`yield` inside the scope of a {fact.detail}: the lock stays held while the "
+                f"consumer runs, and until the generator is collected if it is abandoned")
+
+
+class ForkInheritsLock(_FactRule):
+    id = "JOB211"
+    name = "fork-inherits-lock"
+    severity = Severity.WARNING
+    summary = "A child process started while a flock is held inherits the lock."
+    sources = ("python",)
+    fact_kind = "fork-in-scope"
+
+    def message(self, fact):
+        return (f"{fact.detail} while {lock_name(fact.lock)} is held: the child inherits the "
+                f"open file and keeps the lock after the parent releases it or dies")
+
+
+class UnlinkAfterUnlock(_FactRule):
+    id = "JOB212"
+    name = "unlink-after-unlock"
+    severity = Severity.WARNING
+    summary = "A flock lock file is removed around its release."
+    sources = ("python",)
+    fact_kind = "unlink-flock"
+
+    def message(self, fact):
+        return (f"removing the flock file {fact.detail}: a waiter keeps a lock on the deleted "
+                f"file while a newcomer locks a fresh one, so two runs hold \"the\" lock")
+
+
+class LockHandleDropped(_FactRule):
+    id = "JOB213"
+    name = "lock-handle-dropped"
+    severity = Severity.ERROR
+    summary = "The lock's file object is not kept, so the lock is released at once."
+    sources = ("python",)
+    fact_kind = "handle-dropped"
+
+    def message(self, fact):
+        return (f"the lock is released as soon as it is taken: {fact.detail}, and closing the "
+                f"file drops the lock")
+
+
+class InProcessLockForJobs(Rule):
+    id = "JOB214"
+    name = "in-process-lock-for-jobs"
+    severity = Severity.ERROR
+    summary = "A threading/multiprocessing/asyncio lock used as the guard of a scheduled process."
+    sources = ("python",)
+
+    def check(self, project):
+        seen = set()
+        for job in sorted(project.jobs, key=lambda j: j.span):
+            if job.source not in ("cron", "systemd", "k8s"):
+                continue
+            for entry in job.entries:
+                if any(f.kind == "starts-threads" for f in entry.facts):
+                    continue  # the lock may guard threads inside this process
+                for lock in entry.locks:
+                    if lock.scope != "process" or lock.span in seen:
+                        continue
+                    seen.add(lock.span)
+                    yield self.finding(
+                        lock.span,
+                        f"{lock.kind} guards a job that {job.source} starts as its own process: "
+                        f"every run has its own lock, so nothing keeps two runs apart",
+                        job.id, [Related(job.span, "scheduled here")])
+
+
+class LockResultIgnored(_FactRule):
+    id = "JOB215"
+    name = "lock-result-ignored"
+    severity = Severity.ERROR
+    summary = "A try-lock whose result is not checked before the work."
+    sources = ("python",)
+    fact_kind = "unchecked-try-lock"
+
+    def message(self, fact):
+        return (f"the result of {fact.detail} is ignored: when another run holds the lock this "
+                f"one carries on anyway")

@@ -7,6 +7,7 @@ from itertools import combinations
 from ..model import Job, Related, Severity
 from ..schedule import dst_shifted_minutes, firings_coincide, format_duration
 from . import Rule
+from .locks import WAITING_KINDS
 
 #: folder names that mark environment variants of the same deployment
 ENV_FOLDERS = {"dev", "develop", "development", "test", "testing", "qa", "uat", "stage",
@@ -83,14 +84,15 @@ class BlockingLockWait(Rule):
                     f"and then run back to back",
                     job.id, [Related(guard.span, "the waiting guard")])
             for lock in job.all_locks:
-                if lock.kind != "flock" or lock.span in seen or \
+                if lock.kind not in WAITING_KINDS or lock.span in seen or \
                         not _waits_too_long(lock.blocking, lock.wait_seconds, interval):
                     continue
                 seen.add(lock.span)
                 yield self.finding(
                     lock.span,
-                    f"{lock.span.path} waits for its flock lock {_wait_text(lock.wait_seconds)}: "
-                    f"runs of `{job.schedule.text}` queue up and then run back to back",
+                    f"{lock.span.path} waits for its {lock.kind} lock "
+                    f"{_wait_text(lock.wait_seconds)}: runs of `{job.schedule.text}` queue up "
+                    f"and then run back to back",
                     job.id, [scheduled_here(job)])
 
 

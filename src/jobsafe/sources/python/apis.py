@@ -139,6 +139,10 @@ SLEEPS = {"time.sleep", "asyncio.sleep"}
 RETRY_DECORATORS = {"tenacity.retry", "backoff.on_exception", "backoff.on_predicate",
                     "retrying.retry", "retry.retry"}
 CONTEXT_MANAGER_DECORATORS = {"contextlib.contextmanager", "contextlib.asynccontextmanager"}
+THREAD_STARTS = {"threading.Thread", "concurrent.futures.ThreadPoolExecutor",
+                 "concurrent.futures.thread.ThreadPoolExecutor", "asyncio.create_task",
+                 "asyncio.gather", "asyncio.TaskGroup", "asyncio.ensure_future",
+                 "multiprocessing.pool.ThreadPool"}
 OFFLOAD_CALLS = {"asyncio.to_thread", "loop.run_in_executor"}
 
 #: advisory locks in SQL text: function -> (session-level?, blocking?)

@@ -232,6 +232,9 @@ class _ModuleAnalyser:
         for call in calls:
             names = self.qualified(call.func)
             unit.calls.extend(sorted(names))
+            if names & apis.THREAD_STARTS:
+                unit.facts.append(CodeFact("starts-threads", self.span(call),
+                                           sorted(names & apis.THREAD_STARTS)[0]))
             if not names and isinstance(call.func, cst.Attribute) and \
                     isinstance(call.func.value, cst.Name) and call.func.value.value == "self":
                 unit.calls.append(f"self.{call.func.attr.value}")
@@ -325,7 +328,8 @@ class _ModuleAnalyser:
             stale_handling=api.stale if api.scope != "process" else "process",
             blocking=blocking, wait_seconds=wait if blocking else None, api=api_name,
             try_lock=try_lock, result_checked=checked, release=release,
-            release_span=release_span, renewed=renewed, scope_lines=scope, function=unit.name)
+            release_span=release_span, renewed=renewed, scope_lines=scope, function=unit.name,
+            ttl_span=self.span(ctor) if ctor is not at else None)
 
     # -- calls
     def _call(self, call: cst.Call, unit: Unit, bindings, calls):
@@ -782,6 +786,11 @@ class _ModuleAnalyser:
                       and node is not at]
             if isinstance(node, (cst.Call, cst.Raise)):
                 self._exit_fact(unit, node, inside)
+            if isinstance(node, cst.Call):
+                # removal "around" the release: before it or after it
+                self._unlink_fact(unit, node, [a for a in acquisitions
+                                               if a[0].scope_lines and a[0].scope_lines[0] <= line
+                                               and node is not a[1]])
             if not inside:
                 continue
             if isinstance(node, cst.Yield) and unit.is_generator and not unit.is_contextmanager:
@@ -790,7 +799,6 @@ class _ModuleAnalyser:
                                            f"{lock.kind} lock", lock))
             if isinstance(node, cst.Call):
                 self._fork_fact(unit, node, inside)
-                self._unlink_fact(unit, node, inside)
         for lock, at, handle in acquisitions:
             if unit.is_async and lock.blocking and lock.kind in (
                     "flock", "filelock", "fasteners", "threading.Lock", "threading.RLock",
