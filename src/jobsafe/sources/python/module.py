@@ -20,8 +20,12 @@ from . import apis
 from .values import Evaluator, argument, has_keyword, passes_kwargs
 
 MODULE = "<module>"
+#: a TTL that is set but not to a value known statically (a parameter, a setting)
+UNKNOWN_TTL = -1.0
 MAIN = "<main>"
 _STOPS = (cst.Return, cst.Raise)
+_BLOCKING_IN_ASYNC = ("flock", "filelock", "fasteners", "threading.Lock", "threading.RLock",
+                      "redis-lock", "lockfile", "portalocker", "soft-filelock")
 _LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
 
 
@@ -75,6 +79,36 @@ def parse_module(path: str, text: str) -> ModuleFacts:
     return facts
 
 
+class _Collector(cst.CSTVisitor):
+    """One pass over the module: every node in source order, with the unit it belongs to.
+
+    libcst computes ``node.children`` by visiting, so walking subtrees again and again is
+    slow; this pass is done once and everything else reads its lists.
+    """
+
+    def __init__(self):
+        self.order: list[cst.CSTNode] = []
+        self.by_unit: dict[int, list[cst.CSTNode]] = {}  # id(unit node) -> nodes
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node) -> bool:
+        self.order.append(node)
+        if self._stack:
+            self.by_unit[id(self._stack[-1])].append(node)
+        if isinstance(node, cst.FunctionDef) or (isinstance(node, cst.If) and _is_main_guard(node)
+                                                  and not self._in_function()):
+            self._stack.append(node)
+            self.by_unit[id(node)] = []
+        return True
+
+    def on_leave(self, node) -> None:
+        if self._stack and self._stack[-1] is node:
+            self._stack.pop()
+
+    def _in_function(self) -> bool:
+        return any(isinstance(n, cst.FunctionDef) for n in self._stack)
+
+
 class _ModuleAnalyser:
     def __init__(self, path, module, metadata, facts: ModuleFacts):
         self.path = path
@@ -91,6 +125,12 @@ class _ModuleAnalyser:
         self.spawn_context = False
         self.atexit_release: set[str] = set()
         self.module_text = module.code
+        self.opened: dict[str, str | None] = {}  # handle -> path of `handle = open(path)`
+        collector = _Collector()
+        module.visit(collector)
+        self.order = collector.order
+        self.by_unit = collector.by_unit
+        self._stale: str | None = None
 
     # -- metadata helpers
     def qualified(self, node) -> set[str]:
@@ -133,12 +173,17 @@ class _ModuleAnalyser:
                     if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
                             isinstance(small.targets[0].target, cst.Name):
                         self.constants[small.targets[0].target.value] = small.value
-        for node in _walk(self.module):
+        for node in self.order:
             if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
                     else [node.target]
                 for target in targets:
                     self._bind(self.code(target), node.value)
+            elif isinstance(node, cst.WithItem) and node.asname is not None and \
+                    isinstance(node.item, cst.Call) and \
+                    self.qualified(node.item.func) & {"builtins.open", "io.open"}:
+                self.opened[self.code(node.asname.name)] = self._path_text(
+                    argument(node.item, "file", 0))
             elif isinstance(node, cst.Call):
                 names = self.qualified(node.func)
                 if names & {"multiprocessing.set_start_method", "multiprocessing.get_context"}:
@@ -149,6 +194,9 @@ class _ModuleAnalyser:
                     self.atexit_release.add(self.code(node.args[0].value))
 
     def _bind(self, target: str, call: cst.Call) -> None:
+        if self.qualified(call.func) & {"builtins.open", "os.open", "io.open"}:
+            self.opened[target] = self._path_text(argument(call, "file", 0))
+            return
         spec = self._constructor(call)
         if spec is not None:
             self.bindings[target] = spec
@@ -189,7 +237,7 @@ class _ModuleAnalyser:
         units: list[Unit] = []
         module_unit = Unit(MODULE, self.module, start=1, end=self.end_line(self.module))
         units.append(module_unit)
-        for node in _walk(self.module):
+        for node in self.order:
             if isinstance(node, cst.FunctionDef):
                 name = self._function_name(node)
                 decorators = set()
@@ -199,7 +247,7 @@ class _ModuleAnalyser:
                 unit = Unit(name, node, is_async=node.asynchronous is not None,
                             decorators=decorators, start=self.line(node),
                             end=self.end_line(node))
-                unit.is_generator = any(isinstance(n, (cst.Yield,)) for n in _walk_unit(node.body))
+                unit.is_generator = any(isinstance(n, cst.Yield) for n in self._unit_nodes(node))
                 unit.is_contextmanager = bool(decorators & apis.CONTEXT_MANAGER_DECORATORS) or \
                     any(d.split(".")[-1] in ("contextmanager", "asynccontextmanager")
                         for d in decorators)
@@ -207,10 +255,29 @@ class _ModuleAnalyser:
             elif isinstance(node, cst.ClassDef):
                 methods = [s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)]
                 self.facts.classes[node.name.value] = methods
-            elif isinstance(node, cst.If) and _is_main_guard(node):
+            elif isinstance(node, cst.If) and id(node) in self.by_unit and _is_main_guard(node):
                 self.facts.has_main = True
-                units.append(Unit(MAIN, node.body, start=self.line(node), end=self.end_line(node)))
+                units.append(Unit(MAIN, node, start=self.line(node), end=self.end_line(node)))
         return units
+
+    def _unit_nodes(self, node) -> list:
+        """Nodes of a function (or ``__main__`` block), not of the functions nested in it."""
+        own = self.by_unit.get(id(node), [])
+        nested = {id(n) for n in own if isinstance(n, (cst.FunctionDef, cst.ClassDef))}
+        if not nested:
+            return own
+        skip = set()
+        for n in own:
+            if id(n) in nested:
+                skip |= {id(x) for x in self.by_unit.get(id(n), [])}
+        return [n for n in own if id(n) not in skip and id(n) not in nested]
+
+    def _nodes_of(self, unit: Unit) -> list:
+        return self._module_nodes() if unit.name == MODULE else self._unit_nodes(unit.node)
+
+    def _module_nodes(self) -> list:
+        inside = {id(n) for nodes in self.by_unit.values() for n in nodes}
+        return [n for n in self.order if id(n) not in inside and id(n) not in self.by_unit]
 
     def _function_name(self, node: cst.FunctionDef) -> str:
         names = [node.name.value]
@@ -221,11 +288,10 @@ class _ModuleAnalyser:
 
     # -- one unit
     def _analyse_unit(self, unit: Unit) -> None:
-        body = unit.node.body if isinstance(unit.node, cst.FunctionDef) else unit.node
-        nodes = list(_walk_unit(body))
-        if unit.name == MODULE:
-            nodes = [n for n in nodes if not any(isinstance(p, cst.If) and _is_main_guard(p)
-                                                 for p in self.parents(n))]
+        nodes = self._nodes_of(unit)
+        if unit.name == MAIN:
+            nodes = [n for n in nodes if n is not unit.node.test and
+                     not _contains(unit.node.test, n)]
         local_bindings = dict(self.bindings)
         calls = [n for n in nodes if isinstance(n, cst.Call)]
         withs = [n for n in nodes if isinstance(n, cst.With)]
@@ -314,14 +380,14 @@ class _ModuleAnalyser:
             value = argument(ctor, api.ttl_arg, api.ttl_pos)
             if value is not None and not self.eval.is_none(value):
                 number = self.eval.number(value)
-                ttl = number * api.ttl_unit if number is not None else None
+                ttl = number * api.ttl_unit if number is not None else UNKNOWN_TTL
             elif value is None:
                 ttl = api.ttl_default
         renewed = bool(api.renew_arg and self.eval.truthy(argument(ctor, api.renew_arg, None)))
         key_node = argument(ctor, api.key_arg, api.key_pos) if (api.key_arg or api.key_pos is not None) else None
         key = self.eval.string(key_node) or (self.code(key_node) if key_node is not None else None)
         if passes_kwargs(ctor) and ttl is None and api.stale == "ttl":
-            ttl = -1.0  # unknown, passed through **kwargs: never reported as missing
+            ttl = UNKNOWN_TTL  # passed through **kwargs
         return Lock(
             kind=api.kind, scope=api.scope, span=self.span(at), path=key if api.scope == "host" else None,
             key=key if api.scope != "host" else None, ttl_seconds=ttl,
@@ -421,21 +487,8 @@ class _ModuleAnalyser:
         return None
 
     def _opened_path(self, handle: str, unit: Unit) -> str | None:
-        """The path of ``handle = open(PATH, ...)`` in the module, if any."""
-        body = unit.node.body if isinstance(unit.node, cst.FunctionDef) else unit.node
-        for scope in (body, self.module):
-            for node in _walk(scope):
-                if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and \
-                        any(self.code(t.target) == handle for t in node.targets):
-                    if self.qualified(node.value.func) & {"builtins.open", "os.open", "io.open"}:
-                        return self._path_text(argument(node.value, "file", 0))
-                if isinstance(node, cst.With):
-                    for item in node.items:
-                        if item.asname is not None and self.code(item.asname.name) == handle and \
-                                isinstance(item.item, cst.Call) and \
-                                self.qualified(item.item.func) & {"builtins.open", "io.open"}:
-                            return self._path_text(argument(item.item, "file", 0))
-        return None
+        """The path of ``handle = open(PATH, ...)`` (or ``with open(PATH) as handle``)."""
+        return self.opened.get(handle)
 
     def _key_lock(self, call, method, receiver, unit, calls):
         """Redis ``SET NX``/``SETNX`` and Django ``cache.add``: a key whose existence locks."""
@@ -453,9 +506,11 @@ class _ModuleAnalyser:
             ex, px = argument(call, "ex", None), argument(call, "px", None)
             if ex is not None:
                 ttl = self.eval.number(ex)
+                ttl = UNKNOWN_TTL if ttl is None and not self.eval.is_none(ex) else ttl
             elif px is not None:
                 number = self.eval.number(px)
-                ttl = number / 1000 if number is not None else None
+                ttl = number / 1000 if number is not None else (
+                    None if self.eval.is_none(px) else UNKNOWN_TTL)
             if ex is None and px is None:
                 expire = self._following_expire(receiver, key_node, call, calls)
                 ttl = expire
@@ -465,8 +520,9 @@ class _ModuleAnalyser:
                 ttl = 300.0  # Django's default cache TIMEOUT
             elif not self.eval.is_none(timeout):
                 ttl = self.eval.number(timeout)
+                ttl = UNKNOWN_TTL if ttl is None else ttl
         if passes_kwargs(call) and ttl is None:
-            ttl = -1.0
+            ttl = UNKNOWN_TTL
         receiver_text = self.code(receiver)
         delete = self._key_release(receiver_text, key_node, call, calls)
         release, release_span, end = self._release_kind(delete, None, unit)
@@ -490,7 +546,7 @@ class _ModuleAnalyser:
                     number = self.eval.number(argument(c, "time", 1))
                     if number is not None and c.func.attr.value == "pexpire":
                         number /= 1000
-                    return number if number is not None else -1.0
+                    return number if number is not None else UNKNOWN_TTL
         return None
 
     def _key_release(self, receiver_text, key_node, call, calls):
@@ -566,11 +622,12 @@ class _ModuleAnalyser:
                 continue
             seen.add(path)
             release, release_span, end = self._release_kind(removal, path, unit)
+            taken_over = any(self.line(c) < self.line(call) and self._removes(c, path) for c in calls)
             kind = "lock-dir" if "mkdir" in self.code(call.func) else (
                 "pid-file" if _writes_pid(self.code(self._statement(call))) or path.endswith(".pid")
                 else "lock-file")
             lock = Lock(kind=kind, scope="host", span=self.span(call), path=path,
-                        stale_handling=stale, blocking=False,
+                        stale_handling="removed-first" if taken_over else stale, blocking=False,
                         existence_test=self.span(check) if check_before and not atomic else None,
                         atomic=atomic, api=self.code(call.func), try_lock=True,
                         result_checked=True, release=release, release_span=release_span,
@@ -596,6 +653,8 @@ class _ModuleAnalyser:
             if isinstance(parent, (cst.If, cst.While)):
                 if not _contains(parent.test, call):
                     return False
+                if not self._sole_condition_on(parent.test, call, path):
+                    return False  # `exists(d) and not isdir(d)`: validation, not a lock
                 lockish = bool(_LOCKISH.search(path))
                 if _negated(parent.test) and not lockish:
                     return False
@@ -606,6 +665,12 @@ class _ModuleAnalyser:
             if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
                 return False
         return False
+
+    def _sole_condition_on(self, test, call, path: str) -> bool:
+        """No other part of the condition is about the same path."""
+        others = [n for n in _walk(test) if isinstance(n, cst.Call) and n is not call
+                  and not _contains(n, call) and not _contains(call, n)]
+        return not any(self._path_text(a.value) == path for n in others for a in n.args[:1])
 
     def _creation(self, call: cst.Call) -> tuple[str, bool] | None:
         names = self.qualified(call.func)
@@ -625,7 +690,7 @@ class _ModuleAnalyser:
             if "os.O_CREAT" not in flag_names:
                 return None
             return self._path_text(argument(call, "path", 0)), "os.O_EXCL" in flag_names
-        if names & {"os.mkdir", "os.makedirs"}:
+        if "os.mkdir" in names:
             exist_ok = argument(call, "exist_ok", None)
             return self._path_text(argument(call, "name", 0)), not self.eval.truthy(exist_ok)
         if isinstance(func, cst.Attribute) and func.attr.value in ("touch", "mkdir", "write_text") \
@@ -654,18 +719,24 @@ class _ModuleAnalyser:
 
     def _removal(self, path, after, calls):
         for c in calls:
-            if self.line(c) < self.line(after) or c is after:
-                continue
-            names = self.qualified(c.func)
-            if names & apis.REMOVERS and c.args and self._path_text(c.args[0].value) == path:
-                return c
-            if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir") \
-                    and self._path_text(c.func.value) == path:
+            if self.line(c) >= self.line(after) and c is not after and self._removes(c, path):
                 return c
         return None
 
+    def _removes(self, c: cst.Call, path: str) -> bool:
+        if self.qualified(c.func) & apis.REMOVERS and c.args and \
+                self._path_text(c.args[0].value) == path:
+            return True
+        return isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir") \
+            and self._path_text(c.func.value) == path
+
     def _stale_handling(self) -> str:
-        for node in _walk(self.module):
+        if self._stale is None:
+            self._stale = self._find_stale_handling()
+        return self._stale
+
+    def _find_stale_handling(self) -> str:
+        for node in self.order:
             if not isinstance(node, cst.Call):
                 continue
             names = self.qualified(node.func)
@@ -800,9 +871,8 @@ class _ModuleAnalyser:
             if isinstance(node, cst.Call):
                 self._fork_fact(unit, node, inside)
         for lock, at, handle in acquisitions:
-            if unit.is_async and lock.blocking and lock.kind in (
-                    "flock", "filelock", "fasteners", "threading.Lock", "threading.RLock",
-                    "redis-lock", "lockfile", "portalocker") and not self._offloaded(at):
+            if unit.is_async and lock.blocking and lock.kind in _BLOCKING_IN_ASYNC and \
+                    not self._offloaded(at) and not self._brief_thread_lock(lock, at):
                 unit.facts.append(CodeFact("blocking-in-async", self.span(at),
                                            f"{lock.api or lock.kind}", lock))
             if lock.try_lock and lock.result_checked is False:
@@ -894,10 +964,22 @@ class _ModuleAnalyser:
                 unit.facts.append(CodeFact("unlink-flock", self.span(call), target, lock))
                 return
 
+    def _brief_thread_lock(self, lock: Lock, at) -> bool:
+        """``with self._lock:`` around a few statements and no ``await``: a short critical
+        section, not a wait that stalls the loop."""
+        if lock.scope != "process" or lock.release != "with":
+            return False
+        w = next((p for p in self.parents(at) if isinstance(p, cst.With)), None)
+        return w is not None and not any(isinstance(n, cst.Await) for n in _walk(w.body))
+
     def _offloaded(self, node) -> bool:
         return any(isinstance(p, cst.Call) and (self.qualified(p.func) & {"asyncio.to_thread"} or
                                                  self.code(p.func).endswith("run_in_executor"))
                    for p in self.parents(node))
+
+    def _created_here(self, handle: str, nodes) -> bool:
+        return any(isinstance(n, cst.Assign) and isinstance(n.value, cst.Call)
+                   and any(self.code(t.target) == handle for t in n.targets) for n in nodes)
 
     def _retry_decorated(self, unit: Unit, acquisitions) -> None:
         """A try-lock whose failure raises, in a function retried at short intervals."""
@@ -908,14 +990,14 @@ class _ModuleAnalyser:
                 if isinstance(d.decorator, cst.Call) and (has_keyword(d.decorator, "autoretry_for")
                                                           or has_keyword(d.decorator, "retry_backoff")):
                     retried = True
-        body = unit.node.body if isinstance(unit.node, cst.FunctionDef) else unit.node
-        self_retry = next((n for n in _walk_unit(body) if isinstance(n, cst.Call) and
+        nodes = self._nodes_of(unit)
+        self_retry = next((n for n in nodes if isinstance(n, cst.Call) and
                            isinstance(n.func, cst.Attribute) and n.func.attr.value == "retry"
                            and self.code(n.func.value) == "self"), None)
         try_locks = [(lock, at) for lock, at, _ in acquisitions if lock.try_lock]
         if not try_locks:
             return
-        raises = any(isinstance(n, cst.Raise) for n in _walk_unit(body))
+        raises = any(isinstance(n, cst.Raise) for n in nodes)
         if self_retry is not None:
             countdown = argument(self_retry, "countdown", None)
             seconds = self.eval.number(countdown) if countdown is not None else None
@@ -953,7 +1035,8 @@ class _ModuleAnalyser:
                 unit.is_generator:
             return
         body = unit.node.body
-        returns = [n for n in _walk_unit(body) if isinstance(n, cst.Return)]
+        nodes = self._nodes_of(unit)
+        returns = [n for n in nodes if isinstance(n, cst.Return)]
         for lock, at, handle in acquisitions:
             if lock.stale_handling != "kernel" or not handle or not handle.isidentifier():
                 continue
@@ -964,11 +1047,15 @@ class _ModuleAnalyser:
             if re.search(rf"\bglobal\s+{re.escape(handle)}\b", self.code(unit.node)):
                 continue
             if any(isinstance(n, cst.With) and any(i.asname is not None and self.code(i.asname.name) == handle
-                                                   for i in n.items) for n in _walk_unit(body)):
+                                                   for i in n.items) for n in nodes):
                 continue  # the with block closes it: the scope is the block
-            last = body.body[-1] if body.body else None
-            after = [s for s in body.body if self.line(s) > self.line(at)]
-            if last is not None and all(_is_return_or_pass(s) for s in after):
+            if not self._created_here(handle, nodes):
+                continue  # a parameter: the caller owns the file object
+            top = next((s for s in body.body if _contains(s, at)), None)
+            if top is None or not isinstance(top, cst.SimpleStatementLine):
+                continue  # nested in with/try/if: not a bare "take the lock and return" helper
+            after = [s for s in body.body if self.line(s) > self.end_line(top)]
+            if all(_is_return_or_pass(s) for s in after):
                 unit.facts.append(CodeFact("handle-dropped", self.span(at),
                                            f"{handle} is a local of {unit.name}(), closed when it returns",
                                            lock))
