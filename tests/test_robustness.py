@@ -108,3 +108,32 @@ def test_analysed_code_is_never_run(write_tree, tmp_path_factory):
                        "bin/job.py": payload, "bin/j.sh": f"#!/bin/sh\ntouch {marker}\n"})
     run_analysis(root)
     assert not marker.exists()
+
+
+def test_python_syntax_error_latin1_and_nesting(write_tree):
+    root = write_tree({
+        "crontab": "*/5 * * * * python3 /srv/jobs/broken.py\n*/5 * * * * python3 /srv/jobs/nested.py\n",
+        "jobs/broken.py": "import fcntl\ndef main(:\n    fcntl.flock(1, fcntl.LOCK_EX)\n",
+        "jobs/latin1.py": "# R\xe9sum\xe9 des verrous\nimport fcntl\nLOCK = open('/tmp/l', 'w')\n".encode("latin-1"),
+        "jobs/nested.py": "import fcntl\nx = " + "+".join(["1"] * 20000) + "\n",
+        "jobs/brackets.py": "lock = " + "[" * 5000 + "]" * 5000 + "\n",
+    })
+    analysis = run_analysis(root)
+    errors = {(f.span.path, f.rule) for f in analysis.findings if f.rule == "JOB900"}
+    assert errors == {("jobs/broken.py", "JOB900"), ("jobs/nested.py", "JOB900"),
+                      ("jobs/brackets.py", "JOB900")}
+    broken = [f for f in analysis.findings if f.span.path == "jobs/broken.py"][0]
+    assert broken.span.line in (2, 3) and "syntax error" in broken.message
+    # the unparseable entry mentions a lock: JOB101 stays quiet for it; the other is flagged
+    assert [(f.span.line, f.rule) for f in analysis.findings if f.span.path == "crontab"] == [
+        (2, "JOB101")]
+
+
+def test_large_generated_module_is_skipped_unless_scheduled(write_tree):
+    generated = "import fcntl\n" + "".join(f"LOCK_{i} = {i}\n" for i in range(120_000))
+    root = write_tree({"app/generated_pb2.py": generated, "jobs/big.py": generated,
+                       "crontab": "*/5 * * * * python3 /srv/jobs/big.py\n"})
+    analysis = run_analysis(root)
+    # not analysed, and it mentions fcntl: JOB101 gives it the benefit of the doubt
+    assert sorted((f.span.path, f.rule) for f in analysis.findings) == [("jobs/big.py", "JOB900")]
+    assert "too large" in analysis.findings[0].message

@@ -44,7 +44,7 @@ class PythonIndex:
             text = self.read(f) if f is not None else None
             if text is not None:
                 facts = parse_module(f.display, text)
-                if facts.error is not None:
+                if facts.error is not None and not facts.too_large:
                     self.errors.append(facts.error)
                 self._modules[rel] = facts
         return self._modules[rel]
@@ -59,6 +59,8 @@ class PythonIndex:
         """Every unit an entry reaches, the entry's own first."""
         facts = self.module(rel)
         if facts is None or facts.error is not None:
+            if facts is not None and facts.too_large and facts.error not in self.errors:
+                self.errors.append(facts.error)  # a job runs it: say it was not analysed
             return []
         roots = [MODULE]
         if kind == "manage.py":

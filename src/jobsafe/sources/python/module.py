@@ -8,6 +8,7 @@ yields, forks and retries inside those scopes.
 """
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -54,11 +55,21 @@ class ModuleFacts:
     classes: dict[str, list[str]] = field(default_factory=dict)
     error: ParseError | None = None
     has_main: bool = False
+    too_large: bool = False  # generated code, usually: skipped unless a job runs it
 
 
 def parse_module(path: str, text: str) -> ModuleFacts:
     """Analyse a module's source; a syntax error gives ``error`` and no units."""
     facts = ModuleFacts(path)
+    if len(text) > MAX_MODULE_BYTES:
+        facts.error = ParseError(Span(path, 1), f"Python module too large to analyse "
+                                 f"({len(text) // 1024} KiB, limit {MAX_MODULE_BYTES // 1024} KiB)")
+        facts.too_large = True
+        return facts
+    problem = _too_complex(text)
+    if problem is not None:
+        facts.error = ParseError(Span(path, 1), problem)
+        return facts
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -77,6 +88,37 @@ def parse_module(path: str, text: str) -> ModuleFacts:
         return facts
     _ModuleAnalyser(path, module, metadata, facts).run()
     return facts
+
+
+#: libcst needs about 20 s per MiB of source; larger modules are generated code
+MAX_MODULE_BYTES = 1024 * 1024
+#: libcst's native parser overflows its stack (a crash, not an exception) on expressions
+#: nested a few thousand levels deep; CPython's own parser refuses them safely first.
+_GUARD_BYTES = 20_000
+_MAX_DEPTH = 600
+
+
+def _too_complex(text: str) -> str | None:
+    """Why the module cannot be given to libcst safely, or None."""
+    depth = deepest = 0
+    for m in re.finditer(r"[(\[{]|[)\]}]", text):
+        depth = depth + 1 if m.group() in "([{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    if len(text) < _GUARD_BYTES and deepest < 100:
+        return None
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        return f"Python syntax error: {exc.msg} (line {exc.lineno})"
+    except (RecursionError, MemoryError, ValueError):
+        return "Python module too deeply nested to analyse"
+    stack = [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        if level > _MAX_DEPTH:
+            return "Python module too deeply nested to analyse"
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return None
 
 
 class _Collector(cst.CSTVisitor):
