@@ -115,7 +115,7 @@ def test_python_syntax_error_latin1_and_nesting(write_tree):
         "crontab": "*/5 * * * * python3 /srv/jobs/broken.py\n*/5 * * * * python3 /srv/jobs/nested.py\n",
         "jobs/broken.py": "import fcntl\ndef main(:\n    fcntl.flock(1, fcntl.LOCK_EX)\n",
         "jobs/latin1.py": "# R\xe9sum\xe9 des verrous\nimport fcntl\nLOCK = open('/tmp/l', 'w')\n".encode("latin-1"),
-        "jobs/nested.py": "import fcntl\nx = " + "+".join(["1"] * 20000) + "\n",
+        "jobs/nested.py": "import json\nx = " + "+".join(["1"] * 20000) + "\n",
         "jobs/brackets.py": "lock = " + "[" * 5000 + "]" * 5000 + "\n",
     })
     analysis = run_analysis(root)
