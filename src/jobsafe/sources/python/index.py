@@ -89,8 +89,14 @@ class PythonIndex:
             order.append((facts, unit))
             for call in unit.calls:
                 target = self._resolve_call(module_rel, facts, unit_name, call)
-                if target is not None:
-                    queue.append(target)
+                if target is None:
+                    continue
+                queue.append(target)
+                target_facts = self.module(target[0])
+                if target_facts is not None and target[1] in target_facts.classes:
+                    # a lock wrapper class: constructing or entering it takes the lock
+                    queue.extend((target[0], f"{target[1]}.{method}") for method in
+                                 ("__init__", "__enter__", "__aenter__", "acquire"))
         return order
 
     def _resolve_call(self, rel: str, facts: ModuleFacts, caller: str, call: str):
@@ -99,7 +105,7 @@ class PythonIndex:
             method = call.rsplit(".", 1)[-1]
             cls = caller.split(".")[0]
             return rel, f"{cls}.{method}"
-        if call in facts.units:
+        if call in facts.units or call in facts.classes:
             return rel, call
         if "<locals>" in call:
             return None
