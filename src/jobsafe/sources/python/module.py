@@ -73,8 +73,13 @@ def parse_module(path: str, text: str) -> ModuleFacts:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        facts.error = ParseError(Span(path, exc.raw_line or 1, (exc.raw_column or 0) + 1),
-                                 f"Python syntax error: {exc.message}")
+        try:
+            ast.parse(text)
+            message = (f"not analysed: libcst cannot parse this module although Python can "
+                       f"({exc.message})")
+        except (SyntaxError, RecursionError, MemoryError, ValueError):
+            message = f"Python syntax error: {exc.message}"
+        facts.error = ParseError(Span(path, exc.raw_line or 1, (exc.raw_column or 0) + 1), message)
         return facts
     except (RecursionError, MemoryError):
         facts.error = ParseError(Span(path, 1), "Python module too deeply nested to analyse")
