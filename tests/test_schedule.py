@@ -5,7 +5,7 @@ import pytest
 from cronsim import CronSim
 
 from jobsafe.schedule import (ScheduleError, _span_start, cron_schedule, dst_shifted_minutes,
-                              firings_coincide, parse_timeout_duration)
+                              coincide, cron_firings, parse_timeout_duration)
 
 EXPRESSIONS = ["*/5 * * * *", "0 3 * * *", "*/35 * * * *", "0 0 13 * 5", "0 9-17 * * 1-5",
                "15,45 */2 * * *", "0 0 1 * *", "30 4 * * sun", "0 0 * jan,jul mon-fri",
@@ -49,9 +49,11 @@ def test_invalid_expressions(bad):
 
 
 def test_coincidence():
-    assert firings_coincide("*/5 * * * *", "*/7 * * * *")
-    assert not firings_coincide("0 8 * * 1-5", "0 10 * * 0,6")
-    assert not firings_coincide("0 8 * * 1-5", "0 8 * * 0,6")
+    def together(a, b):
+        return coincide(cron_firings(a), cron_firings(b))
+    assert together("*/5 * * * *", "*/7 * * * *")
+    assert not together("0 8 * * 1-5", "0 10 * * 0,6")
+    assert not together("0 8 * * 1-5", "0 8 * * 0,6")
 
 
 def test_dst_minutes():

@@ -47,7 +47,7 @@ class Schedule:
     """When a job fires. ``text`` is the schedule as written."""
 
     text: str
-    kind: str  # "cron" | "reboot" | "interval"
+    kind: str  # "cron" | "calendar" | "interval" | "reboot"
     timezone: str | None = None
     min_interval_seconds: int | None = None
     runs_per_day: float | None = None
@@ -55,6 +55,10 @@ class Schedule:
     fire_minutes: tuple[int, ...] | None = None
     #: the five-field cron expression, macros expanded (cron schedules only)
     cron: str | None = None
+    #: the ``OnCalendar=`` expressions (systemd timers)
+    calendar: tuple[str, ...] | None = None
+    #: fires at fixed hours (not every hour)
+    fixed_time: bool = False
 
     @property
     def recurring(self) -> bool:

@@ -42,14 +42,27 @@ def _span_start() -> dt.date:
 
 
 @dataclass(frozen=True)
-class CronFacts:
-    day_minutes: tuple[int, ...]
-    matching_days: frozenset[int]  # ordinals of matching dates in the span
+class Firings:
+    """When a schedule fires over the span: groups of (matching days, seconds of the day).
+
+    A cron expression is one group (every matching day fires at the same minutes); several
+    ``OnCalendar=`` lines are several groups.
+    """
+
+    groups: tuple[tuple[frozenset[int], tuple[int, ...]], ...]
     span_days: int
+
+    def minutes_of_day(self) -> tuple[int, ...]:
+        return tuple(sorted({s // 60 for _, seconds in self.groups for s in seconds}))
+
+
+def _span() -> tuple[dt.date, int]:
+    start = _span_start()
+    return start, (dt.date(start.year + SPAN_YEARS, 1, 1) - start).days
 
 
 @lru_cache(maxsize=4096)
-def cron_facts(expr: str) -> CronFacts:
+def cron_firings(expr: str) -> Firings:
     """Parse a five-field cron expression; raise ScheduleError when cron would reject it."""
     fields = expr.split()
     if len(fields) != 5:
@@ -57,49 +70,91 @@ def cron_facts(expr: str) -> CronFacts:
     for f in fields:
         if "?" in f or f.upper().startswith("H"):
             raise ScheduleError(f"unsupported cron syntax {f!r}")
-    start = _span_start()
+    start, span_days = _span()
     try:
         sim = CronSim(expr, dt.datetime.combine(start, dt.time()))
     except (CronSimError, ValueError, IndexError) as exc:
         raise ScheduleError(str(exc) or "invalid cron expression") from None
     minutes = sorted(m for m in sim.minutes if isinstance(m, int))
     hours = sorted(h for h in sim.hours if isinstance(h, int))
-    day_minutes = tuple(h * 60 + m for h in hours for m in minutes)
-    end = dt.date(start.year + SPAN_YEARS, 1, 1)
-    span_days = (end - start).days
+    seconds = tuple(h * 3600 + m * 60 for h in hours for m in minutes)
     matching = frozenset(
         d.toordinal()
         for d in (start + dt.timedelta(days=i) for i in range(span_days))
         if d.month in sim.months and sim.match_day(d)
     )
-    return CronFacts(day_minutes, matching, span_days)
+    return Firings(((matching, seconds),), span_days)
+
+
+@lru_cache(maxsize=4096)
+def calendar_firings(expressions: tuple[str, ...]) -> Firings:
+    """Firings of one or more ``OnCalendar=`` expressions (their union)."""
+    from .calendar import parse_calendar
+
+    start, span_days = _span()
+    days = [start + dt.timedelta(days=i) for i in range(span_days)]
+    groups = []
+    for expression in expressions:
+        spec = parse_calendar(expression)
+        matching = frozenset(d.toordinal() for d in days if spec.matches_day(d))
+        groups.append((matching, spec.day_seconds()))
+    return Firings(tuple(groups), span_days)
+
+
+def summarize(firings: Firings) -> tuple[int | None, float]:
+    """(shortest gap between consecutive firings in seconds, firings per day)."""
+    by_signature: dict[tuple[int, ...], tuple[int, ...]] = {}
+    days: dict[int, tuple[int, ...]] = {}
+    for ordinal in sorted(set().union(*(g[0] for g in firings.groups))) if firings.groups else []:
+        signature = tuple(i for i, (matching, _) in enumerate(firings.groups) if ordinal in matching)
+        if signature not in by_signature:
+            by_signature[signature] = tuple(sorted(set().union(
+                *(firings.groups[i][1] for i in signature))))
+        days[ordinal] = by_signature[signature]
+    runs = sum(len(seconds) for seconds in days.values())
+    gaps = [min(b - a for a, b in zip(seconds, seconds[1:]))
+            for seconds in by_signature.values() if len(seconds) > 1]
+    ordered = sorted(days)
+    gaps += [(d2 - d1) * 86400 + days[d2][0] - days[d1][-1] for d1, d2 in zip(ordered, ordered[1:])
+             if days[d1] and days[d2]]
+    return (min(gaps) if gaps else None), round(runs / firings.span_days, 4)
+
+
+def coincide(a: Firings, b: Firings) -> bool:
+    """True when two schedules fire at the same second at least once."""
+    return any(days_a & days_b and set(sec_a) & set(sec_b)
+               for days_a, sec_a in a.groups for days_b, sec_b in b.groups)
 
 
 def cron_schedule(text: str, expr: str, timezone: str | None = None) -> Schedule:
     """A Schedule for a cron expression (``expr`` already has macros expanded)."""
-    facts = cron_facts(expr)
-    days = sorted(facts.matching_days)
-    runs = len(days) * len(facts.day_minutes)
-    gaps = [b - a for a, b in zip(facts.day_minutes, facts.day_minutes[1:])]
-    first, last = facts.day_minutes[0], facts.day_minutes[-1]
-    gaps += [(d2 - d1) * 1440 + first - last for d1, d2 in zip(days, days[1:])]
-    return Schedule(
-        text=text,
-        kind="cron",
-        timezone=timezone,
-        min_interval_seconds=min(gaps) * 60 if gaps else None,
-        runs_per_day=round(runs / facts.span_days, 4),
-        fire_minutes=facts.day_minutes,
-        cron=expr,
-    )
+    firings = cron_firings(expr)
+    interval, per_day = summarize(firings)
+    return Schedule(text=text, kind="cron", timezone=timezone, min_interval_seconds=interval,
+                    runs_per_day=per_day, fire_minutes=firings.minutes_of_day(), cron=expr,
+                    fixed_time=not expr.split()[1].startswith("*"))
 
 
-def firings_coincide(expr_a: str, expr_b: str) -> bool:
-    """True when two cron expressions fire at the same minute at least once."""
-    a, b = cron_facts(expr_a), cron_facts(expr_b)
-    return bool(set(a.day_minutes) & set(b.day_minutes)) and bool(
-        a.matching_days & b.matching_days
-    )
+def calendar_schedule(expressions: tuple[str, ...], text: str) -> Schedule:
+    """A Schedule for a timer's ``OnCalendar=`` lines."""
+    from .calendar import parse_calendar
+
+    specs = [parse_calendar(e) for e in expressions]
+    firings = calendar_firings(tuple(expressions))
+    interval, per_day = summarize(firings)
+    zones = {s.timezone for s in specs if s.timezone}
+    return Schedule(text=text, kind="calendar", timezone=zones.pop() if len(zones) == 1 else None,
+                    min_interval_seconds=interval, runs_per_day=per_day,
+                    fire_minutes=firings.minutes_of_day(), calendar=tuple(expressions),
+                    fixed_time=all(s.hours.items is not None for s in specs))
+
+
+def firings_of(schedule: Schedule) -> Firings | None:
+    if schedule.cron:
+        return cron_firings(schedule.cron)
+    if schedule.calendar:
+        return calendar_firings(schedule.calendar)
+    return None
 
 
 def expand_macro(text: str) -> str | None:

@@ -5,7 +5,7 @@ import re
 from itertools import combinations
 
 from ..model import Job, Related, Severity
-from ..schedule import dst_shifted_minutes, firings_coincide, format_duration
+from ..schedule import coincide, dst_shifted_minutes, firings_of, format_duration
 from . import Rule
 from .locks import WAITING_KINDS
 
@@ -179,8 +179,8 @@ class DuplicateSchedule(Rule):
             for earlier, later in combinations(same, 2):
                 if later.id in reported or _env_variants(earlier, later):
                     continue
-                a, b = earlier.schedule.cron, later.schedule.cron
-                if a and b and not firings_coincide(a, b):
+                a, b = firings_of(earlier.schedule), firings_of(later.schedule)
+                if a and b and not coincide(a, b):
                     continue  # a composite schedule: different times, never together
                 reported.add(later.id)
                 yield self.finding(
@@ -260,9 +260,7 @@ class DstSensitiveSchedule(Rule):
     def check(self, project):
         for job in project.jobs:
             sched = job.schedule
-            if not sched.timezone or not sched.fire_minutes or not sched.cron:
-                continue
-            if sched.cron.split()[1].startswith("*"):
+            if not sched.timezone or not sched.fire_minutes or not sched.fixed_time:
                 continue
             shifted = dst_shifted_minutes(sched.timezone)
             hits = sorted(set(sched.fire_minutes) & shifted) if shifted else []

@@ -1,0 +1,78 @@
+"""systemd calendar events, compared with ``systemd-analyze calendar`` itself."""
+import datetime as dt
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from jobsafe.calendar import next_elapses, parse_calendar
+from jobsafe.schedule import ScheduleError, calendar_schedule
+
+EXPRESSIONS = [
+    "minutely", "hourly", "daily", "weekly", "monthly", "yearly", "annually", "quarterly",
+    "semiannually", "*:0/15", "*:00/10", "*:*:0/20", "*-*-* *:*:00", "*-*-* 00:00:00",
+    "Mon..Fri 08:00", "Mon-Fri", "Sat,Sun *-*-* 10:00:00", "Sat,Sun 10:00", "Mon,Tue,Wed 06:30",
+    "Tue..Thu,Sat 9..17:00", "Fri *-*-13", "Mon *-*-1..7 03:00", "Sun *-*-* 04:05:06",
+    "*-*-1,15 12:00", "*-*-01 00:00", "*-1/2-1 00:00", "*-01,07-01", "*-02~03", "*-*~01 23:00",
+    "*-*~01..03", "*-02-29 12:00", "2027-*-* 00:00", "2027..2028-06-01", "2027-01-01 00:00:01",
+    "12:00:30", "*-*-* 00/6:00", "*-*-* 0..23/4:00", "*-*-* 06,18:00", "*-*-* 02:30",
+    "*-*-* 02:30 Europe/Berlin", "*-*-* 01:30 America/New_York", "Mon 03:00 UTC",
+    "*-*-* 23:59:59", "*-12-31 23:59", "*-*-15 00:00", "*-*-31", "*-*-* *:30", "*-*-* *:15,45",
+    "*-*-* 9..17:00/30", "Mon..Sun 05:00", "Thu *-*-* 12:00", "Wed..Fri *-*-* 18:45",
+    "*-*-10..20 07:00", "*-3..5-* 00:00", "*-*-1/7 08:00", "*-*-* 4:00", "*-*-* 12:00:00",
+    "monday 02:00", "*-*-* *:0/5", "*-*-* 08:00:00/30", "Fri,Mon 01:00", "*-*-* 00:00:00 UTC",
+]
+INVALID = ["Fri..Mon 01:00", "*-*-* 25:00", "*-13-01", "Funday 01:00", "*-*-* 12:60", "every day", "*-*-32"]
+BASE = "2027-01-01 00:00:00 UTC"
+ANALYZE = shutil.which("systemd-analyze")
+
+
+def systemd_reading(expression, iterations=5):
+    proc = subprocess.run([ANALYZE, "calendar", f"--base-time={BASE}",
+                           f"--iterations={iterations}", expression],
+                          capture_output=True, text=True, env={**os.environ, "TZ": "UTC"},
+                          timeout=30)
+    if proc.returncode != 0:
+        return None, []
+    normalized = re.search(r"Normalized form: (.*)", proc.stdout).group(1).strip()
+    elapses = re.findall(r"(?:Next elapse|Iter\. #\d+): \w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC",
+                         proc.stdout)
+    return normalized, elapses
+
+
+def jobsafe_reading(expression, iterations=5):
+    spec = parse_calendar(expression)
+    base = dt.datetime(2027, 1, 1, tzinfo=dt.timezone.utc)
+    return spec.normalized(), [t.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+                               for t in next_elapses(spec, base, iterations)]
+
+
+def test_at_least_sixty_expressions():
+    assert len(set(EXPRESSIONS)) >= 60
+
+
+@pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze not installed")
+@pytest.mark.parametrize("expression", EXPRESSIONS)
+def test_matches_systemd_analyze(expression):
+    expected = systemd_reading(expression)
+    assert expected[0] is not None, f"systemd rejects {expression!r}"
+    assert jobsafe_reading(expression) == expected
+
+
+@pytest.mark.parametrize("expression", INVALID)
+def test_invalid_expressions_are_rejected(expression):
+    with pytest.raises(ScheduleError):
+        parse_calendar(expression)
+    if ANALYZE is not None:
+        assert systemd_reading(expression)[0] is None
+
+
+def test_schedule_arithmetic():
+    s = calendar_schedule(("*:0/15",), "*:0/15")
+    assert (s.min_interval_seconds, s.runs_per_day) == (900, 96.0)
+    s = calendar_schedule(("Mon..Fri 08:00", "Sat,Sun 10:00"), "two lines")
+    assert s.min_interval_seconds == 86400 - 2 * 3600 and s.runs_per_day == 1.0
+    assert calendar_schedule(("daily",), "daily").fixed_time
+    assert not calendar_schedule(("hourly",), "hourly").fixed_time
