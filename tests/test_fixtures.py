@@ -39,9 +39,12 @@ CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
 def test_fixture_findings_are_exactly_the_marked_ones(case):
     root = FIXTURES / case
     analysis = run_analysis(root)
-    actual = {(f.span.path, f.span.line, f.rule) for f in analysis.findings}
+    found = [(f.span.path, f.span.line, f.rule) for f in analysis.findings]
+    actual = set(found)
     expected = expected_findings(root)
     assert expected, f"fixture {case} marks no finding"
+    twice = sorted(f for f in actual if found.count(f) > 1)
+    assert not twice, f"reported more than once: {twice}"
     missing = sorted(expected - actual)
     unexpected = sorted(actual - expected)
     details = {(f.span.path, f.span.line, f.rule): f.message for f in analysis.findings}

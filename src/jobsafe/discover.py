@@ -70,6 +70,10 @@ def classify(rel: str) -> str:
         return "shell"
     if name in ("pyproject.toml", "setup.cfg"):
         return "pyproject"
+    if lower.endswith((".timer", ".service")):
+        return "systemd"
+    if lower.endswith(".conf") and parent.endswith((".service.d", ".timer.d")):
+        return "systemd-dropin"
     return "other"
 
 

@@ -350,25 +350,32 @@ def targets_for(invocations: list[tuple[Invocation, bool]], tree: Tree, cwd: str
     return out
 
 
-def build_job(job_id: str, source: str, span: Span, schedule: Schedule, command: str,
-              locate: Locator, tree: Tree, base: str | None, user: str | None = None,
-              env: dict[str, str] | None = None) -> Job:
-    """Analyse a scheduled shell command and link it to the code it runs."""
-    facts = analyze(command, locate, env)
-    targets = targets_for(facts.invocations, tree, facts.cd, base, locate)
-    backgrounds = list(facts.backgrounds)
-    bound = facts.runtime_bound
-    for target, guarded in targets:
-        if target.entry is None:
-            continue
-        if guarded:
-            backgrounds.extend(target.entry.backgrounds)
-        else:
-            backgrounds.extend(target.entry.escapes)
-        if target.entry.runtime_bound_seconds and bound is None:
-            bound = target.entry.runtime_bound_seconds
-    unique_bgs = tuple(dict.fromkeys(backgrounds))
-    return Job(id=job_id, source=source, span=span, schedule=schedule, command=command,
-               user=user, guards=tuple(facts.guards), runtime_bound_seconds=bound,
-               targets=tuple(t for t, _ in targets), backgrounds=unique_bgs,
-               locks=tuple(facts.locks))
+def build_job(job_id: str, source: str, span: Span, schedule: Schedule,
+              commands: list[tuple[str, Locator]], tree: Tree, base: str | None,
+              user: str | None = None, env: dict[str, str] | None = None,
+              whole_unit_guarded: bool = False, **extra) -> Job:
+    """Analyse the shell commands a schedule runs and link them to the code they run.
+
+    ``whole_unit_guarded``: the scheduler itself keeps a second copy out (a systemd unit is
+    never started twice), so any work sent to the background escapes that guard.
+    """
+    guards, timeouts, locks, backgrounds, targets = [], [], [], [], []
+    for command, locate in commands:
+        facts = analyze(command, locate, env, guarded=whole_unit_guarded)
+        found = targets_for(facts.invocations, tree, facts.cd, base, locate)
+        guards += facts.guards
+        locks += facts.locks
+        backgrounds += facts.backgrounds
+        if facts.runtime_bound:
+            timeouts.append(facts.runtime_bound)
+        for target, guarded in found:
+            if target.entry is not None:
+                backgrounds += target.entry.backgrounds if guarded else target.entry.escapes
+                if target.entry.runtime_bound_seconds:
+                    timeouts.append(target.entry.runtime_bound_seconds)
+        targets += [t for t, _ in found]
+    return Job(id=job_id, source=source, span=span, schedule=schedule,
+               command="\n".join(c for c, _ in commands), user=user, guards=tuple(guards),
+               runtime_bound_seconds=min(timeouts) if timeouts else None,
+               targets=tuple(targets), backgrounds=tuple(dict.fromkeys(backgrounds)),
+               locks=tuple(locks), **extra)

@@ -165,6 +165,22 @@ class Target:
 
 
 @dataclass(frozen=True)
+class UnitFacts:
+    """The timer and service behind a systemd job."""
+
+    timer: Span  # the timer file
+    service: str | None  # display path of the service file (None: not in the tree)
+    type: str = "simple"
+    kill_mode: str = "control-group"
+    remain_after_exit: Span | None = None
+    timeout_start_seconds: float | None = None  # None: no start timeout (infinity)
+    runtime_max_seconds: float | None = None
+    persistent: bool = False
+    randomized_delay_seconds: float | None = None
+    accuracy_seconds: float | None = None
+
+
+@dataclass(frozen=True)
 class Job:
     id: str
     source: str  # cron | systemd | k8s | compose | gha | ansible | celery | ...
@@ -179,6 +195,7 @@ class Job:
     locks: tuple[Lock, ...] = ()  # taken by the scheduled command line itself
     replicas: int | None = None
     replicas_evidence: Span | None = None
+    unit: UnitFacts | None = None  # systemd jobs
 
     @property
     def runs_project_code(self) -> bool:

@@ -43,6 +43,14 @@ def job_dict(job: Job, rules: list[str]) -> dict:
         if job.replicas is not None and job.replicas_evidence else None,
         "findings": rules,
     })
+    if job.unit is not None:
+        u = job.unit
+        data["unit"] = {"timer": u.timer.path, "service": u.service, "type": u.type,
+                        "kill_mode": u.kill_mode, "remain_after_exit": u.remain_after_exit is not None,
+                        "timeout_start_seconds": u.timeout_start_seconds,
+                        "runtime_max_seconds": u.runtime_max_seconds, "persistent": u.persistent,
+                        "randomized_delay_seconds": u.randomized_delay_seconds,
+                        "accuracy_seconds": u.accuracy_seconds}
     return data
 
 

@@ -111,7 +111,7 @@ class GuardEscaped(Rule):
     id = "JOB103"
     name = "guard-escaped"
     severity = Severity.ERROR
-    summary = "Work is backgrounded inside the guard, so the lock ends while the work goes on."
+    summary = "Work is backgrounded inside the guard or unit, so it outlives it."
     sources = ("cron", "systemd")
 
     def check(self, project):
@@ -119,12 +119,12 @@ class GuardEscaped(Rule):
             if not job.backgrounds or not job.schedule.recurring:
                 continue
             first = job.backgrounds[0]
+            released = "the unit finishes" if job.source == "systemd" else "the guard is released"
             yield self.finding(
                 job.span,
-                f"`{job.schedule.text}` job backgrounds its work (`{first.how}`): the guard is "
-                f"released while the work goes on, and the next run starts beside it",
-                job.id, [Related(b.span, f"work leaves the guard here ({b.how})")
-                         for b in job.backgrounds])
+                f"`{job.schedule.text}` job backgrounds its work (`{first.how}`): {released} "
+                f"while the work goes on, and the next run starts beside it",
+                job.id, [Related(b.span, f"work leaves here ({b.how})") for b in job.backgrounds])
 
 
 class NoRuntimeBound(Rule):
@@ -136,16 +136,44 @@ class NoRuntimeBound(Rule):
 
     def check(self, project):
         for job in project.jobs:
-            if job.source != "cron" or not job.schedule.recurring or not guarded(job):
+            if not job.schedule.recurring or job.runtime_bound_seconds is not None:
                 continue
-            if job.runtime_bound_seconds is not None:
+            if job.source == "cron" and guarded(job):
+                kind = job.guards[0].kind if job.guards else job.guard_locks[0].kind
+                yield self.finding(
+                    job.span,
+                    f"`{job.schedule.text}` job is guarded by {kind} but has no time limit: one "
+                    f"hung run holds the lock and every later run is skipped, silently",
+                    job.id)
+            elif job.source == "systemd" and job.unit is not None:
+                if job.unit.type == "oneshot":
+                    missing = "Type=oneshot has no start timeout by default: set TimeoutStartSec="
+                else:
+                    missing = f"Type={job.unit.type} runs unbounded: set RuntimeMaxSec="
+                yield self.finding(
+                    job.span,
+                    f"timer-started service has no time limit ({missing}): one hung run keeps "
+                    f"the unit active and the timer never starts it again",
+                    job.id, [Related(job.unit.timer, "timer")])
+
+
+class TimerRunsOnce(Rule):
+    id = "JOB109"
+    name = "timer-runs-once"
+    severity = Severity.ERROR
+    summary = "A timer-started service with RemainAfterExit=yes runs only once."
+    sources = ("systemd",)
+
+    def check(self, project):
+        for job in project.jobs:
+            if job.unit is None or job.unit.remain_after_exit is None:
                 continue
-            kind = job.guards[0].kind if job.guards else job.guard_locks[0].kind
             yield self.finding(
                 job.span,
-                f"`{job.schedule.text}` job is guarded by {kind} but has no time limit: one hung "
-                f"run holds the lock and every later run is skipped, silently",
-                job.id)
+                "RemainAfterExit=yes keeps the service active after its first run, so the timer "
+                f"never starts it again: `{job.schedule.text}` fires into an active unit",
+                job.id, [Related(job.unit.remain_after_exit, "RemainAfterExit=yes"),
+                         Related(job.unit.timer, "timer")])
 
 
 def _env_variants(a: Job, b: Job) -> bool:
