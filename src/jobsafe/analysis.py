@@ -6,6 +6,7 @@ JOB900 finding and the rest of the tree is still analysed.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 
 from .baseline import assign_fingerprints
@@ -105,6 +106,9 @@ class Builder:
             text = self.read(f, report=True)
             if text is None:
                 continue
+            if text.startswith("#!") or not re.search(r"^\s*\[[A-Za-z]+\]\s*$", text, re.M):
+                del self.texts[f.display]  # a script named like a unit (needrestart's hooks)
+                continue
             parts = f.rel.split("/")
             if f.kind == "systemd-dropin":
                 unit, errors = parse_unit(parts[-2][:-2], f.display, text)
@@ -116,6 +120,8 @@ class Builder:
                     continue  # an enablement link to a unit analysed where it lives
             unit, errors = parse_unit(parts[-1], f.display, text)
             self.project.parse_errors.extend(errors)
+            if "systemd/user/" in f.rel:
+                continue  # user units belong to per-user managers, not the system's schedule
             previous = units.get(unit.name)
             if previous is None or _unit_precedence(f.rel) < _unit_precedence(previous.display):
                 units[unit.name] = unit

@@ -183,6 +183,14 @@ def _env_variants(a: Job, b: Job) -> bool:
     return bool(envs_a or envs_b) and envs_a != envs_b
 
 
+def _systemd_fallback(a: Job, b: Job) -> bool:
+    """Debian ships a cron.d line and a timer for the same work; the cron line tests
+    ``/run/systemd/system`` and runs only on hosts without systemd."""
+    sources = {a.source, b.source}
+    cron = a if a.source == "cron" else b
+    return sources == {"cron", "systemd"} and "/run/systemd/system" in cron.command
+
+
 def work_identity(job: Job) -> str:
     project = sorted(t.identity for t in job.targets if t.project_code)
     if project:
@@ -205,7 +213,8 @@ class DuplicateSchedule(Rule):
         reported = set()
         for same in groups.values():
             for earlier, later in combinations(same, 2):
-                if later.id in reported or _env_variants(earlier, later):
+                if later.id in reported or _env_variants(earlier, later) or \
+                        _systemd_fallback(earlier, later):
                     continue
                 a, b = firings_of(earlier.schedule), firings_of(later.schedule)
                 if a and b and not coincide(a, b):
