@@ -75,7 +75,7 @@ def test_work_escaping_the_guard(command, escapes):
 def test_lock_file_forms():
     exists = facts("[ -f /tmp/l ] && exit 0; touch /tmp/l; work; rm /tmp/l").locks[0]
     assert exists.existence_test is not None and not exists.atomic
-    mkdir = facts("mkdir /tmp/l.d || exit 0; work").locks[0]
+    mkdir = facts("mkdir /tmp/job.lock.d || exit 0; work").locks[0]
     assert mkdir.kind == "lock-dir" and mkdir.atomic and mkdir.existence_test is None
     noclobber = facts("set -C; echo $$ > /run/x.pid || exit; work").locks[0]
     assert noclobber.kind == "pid-file" and noclobber.atomic
@@ -83,6 +83,7 @@ def test_lock_file_forms():
     assert checked.stale_handling == "pid-check" and checked.path == "/tmp/l"
     assert facts("touch /tmp/marker; work").locks == []  # not tested, not checked: no lock
     assert facts("mkdir -p /tmp/dir; work").locks == []
+    assert facts("mkdir /tmp/out || exit 0; work").locks == []  # an output folder, not a lock
     assert facts("[ -d /var/log/x ] || mkdir /var/log/x; work").locks == []  # ensures a dir
     assert facts("[ -f /tmp/seen ] || touch /tmp/seen").locks == []
     assert facts("if mkdir /tmp/l.d; then work; rmdir /tmp/l.d; fi").locks[0].kind == "lock-dir"

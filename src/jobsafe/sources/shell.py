@@ -866,8 +866,10 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
             test = tests.get(key)
             test_before = test is not None and test.start < cmd.start
             checked = atomic and cmd.condition and (stops(cmd.stmt, key) or key in removed)
-            if not (test_before or checked):
-                continue
+            writes_pid = any(w.text in ("$$", "$BASHPID") for w in cmd.argv)
+            if not (test_before or checked) or not (
+                    _LOCKISH.search(key) or key in removed or writes_pid):
+                continue  # "do not overwrite" or a marker file, not a lock
             seen.add(key)
             stale = "none"
             if _PID_CHECKS.search(source):

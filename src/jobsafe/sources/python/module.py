@@ -665,7 +665,10 @@ class _ModuleAnalyser:
             check_before = check is not None and self.line(check) <= self.line(call)
             guarded = atomic and (self._exception_checked(call) or self._in_if_test(call))
             removal = self._removal(path, call, calls)
-            if not (check_before or (guarded and (_LOCKISH.search(path) or removal is not None))):
+            # a lock, not just "do not overwrite": a lock-like name, a PID in it, or removal
+            looks_like_lock = bool(_LOCKISH.search(path)) or removal is not None or \
+                _writes_pid(self.code(self._statement(call)))
+            if not ((check_before or guarded) and looks_like_lock):
                 continue
             seen.add(path)
             release, release_span, end = self._release_kind(removal, path, unit)
