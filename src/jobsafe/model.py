@@ -112,13 +112,15 @@ class Lock:
 
 @dataclass(frozen=True)
 class CodeFact:
-    """A construct in job code that defeats a lock (rules JOB204 and JOB208-JOB215)."""
+    """A construct in job code that defeats a lock (JOB204, JOB208-JOB215) or repeats a side
+    effect on a rerun (JOB401-JOB404)."""
 
     kind: str  # exit-in-scope | yield-in-scope | fork-in-scope | unlink-flock | retry-on-lock |
     #          blocking-in-async | handle-dropped | unchecked-try-lock
     span: Span
     detail: str
     lock: Lock | None = None
+    origin: Span | None = None  # where the offending value comes from (4xx)
 
 
 @dataclass(frozen=True)

@@ -218,6 +218,8 @@ class _FactRule(Rule):
         for fact, job in facts_with_jobs(project, self.fact_kind):
             related = [Related(fact.lock.span, "lock acquired here")] \
                 if fact.lock is not None and fact.lock.span != fact.span else []
+            if fact.origin is not None and fact.origin != fact.span:
+                related.append(Related(fact.origin, "the value comes from here"))
             yield self.finding(fact.span, self.message(fact), job_id(job),
                                [*related, *related_job(job)])
 

@@ -12,10 +12,13 @@ from collections import deque
 from ...model import CodeFact, Lock, ParseError
 from .module import MAIN, MODULE, ModuleFacts, Unit, parse_module
 
-#: cheap test before paying for libcst: could this module take a lock at all?
-LOCK_VOCABULARY = re.compile(
+#: cheap test before paying for libcst: could this module matter at all? (locks,
+#: idempotency keys, and the values that change every run)
+VOCABULARY = re.compile(
     r"lock|Lock|LOCK|acquire|setnx|nx\s*=|advisory|GET_LOCK|O_EXCL|pid|\.add\(|exists|"
-    r"SingleInstance|PidFile|Redlock|QueueOnce")
+    r"SingleInstance|PidFile|Redlock|QueueOnce|"
+    r"idempoten|Idempoten|dedup|Dedup|ClientToken|ClientRequestToken|Request-Id|stripe|"
+    r"run_instances|send_message|create_payment|payments|uuid|now\(|time\(|random|secrets")
 _MAX_UNITS = 400
 
 
@@ -52,7 +55,7 @@ class PythonIndex:
     def might_lock(self, rel: str) -> bool:
         f = self.files.get(rel)
         text = self.read(f) if f is not None else None
-        return bool(text and LOCK_VOCABULARY.search(text))
+        return bool(text and VOCABULARY.search(text))
 
     # -- reachability
     def entry_units(self, rel: str, kind: str, function: str | None) -> list[tuple[ModuleFacts, Unit]]:

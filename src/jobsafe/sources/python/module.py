@@ -18,6 +18,7 @@ from libcst.metadata import (MetadataWrapper, ParentNodeProvider, PositionProvid
 
 from ...model import CodeFact, Lock, ParseError, Span
 from . import apis
+from .idempotency import helper_origins, key_facts
 from .values import Evaluator, argument, has_keyword, passes_kwargs
 
 MODULE = "<module>"
@@ -169,6 +170,8 @@ class _ModuleAnalyser:
         #: names bound to lock objects / redis clients, module-wide (text -> (api name, spec))
         self.bindings: dict[str, tuple[str, apis.LockApi, cst.Call]] = {}
         self.clients: set[str] = set()
+        #: names bound to API clients: name -> qualified names of the factory (StripeClient...)
+        self.client_kinds: dict[str, set[str]] = {}
         self.spawn_context = False
         self.atexit_release: set[str] = set()
         self.module_text = module.code
@@ -209,6 +212,7 @@ class _ModuleAnalyser:
     def run(self) -> None:
         self._module_prepass()
         units = self._collect_units()
+        self.helpers = helper_origins(self, units)
         for unit in units:
             self._analyse_unit(unit)
             self.facts.units[unit.name] = unit
@@ -241,6 +245,7 @@ class _ModuleAnalyser:
                     self.atexit_release.add(self.code(node.args[0].value))
 
     def _bind(self, target: str, call: cst.Call) -> None:
+        self.client_kinds.setdefault(target, set()).update(self.qualified(call.func))
         if self.qualified(call.func) & {"builtins.open", "os.open", "io.open"}:
             self.opened[target] = self._path_text(argument(call, "file", 0))
             return
@@ -370,6 +375,7 @@ class _ModuleAnalyser:
         acquisitions.extend(self._lock_files(unit, nodes, calls))
         unit.locks.extend(lock for lock, _, _ in acquisitions)
         self._scope_facts(unit, nodes, acquisitions)
+        unit.facts.extend(key_facts(self, nodes, self.helpers))
 
     def _with_item(self, item: cst.WithItem, w: cst.With, unit: Unit, bindings) -> Lock | None:
         expr = item.item

@@ -1,0 +1,65 @@
+"""4xx: a second run must not repeat side effects."""
+from __future__ import annotations
+
+from ..model import Related, Severity
+from .locks import _FactRule
+
+
+class NondeterministicIdempotencyKey(_FactRule):
+    id = "JOB401"
+    name = "nondeterministic-idempotency-key"
+    severity = Severity.ERROR
+    summary = "An idempotency or de-duplication key derived from a value that changes every run."
+    sources = ("python",)
+    fact_kind = "key-per-run"
+
+    def message(self, fact):
+        key, api, origin = fact.detail.split("|", 2)
+        return (f"{key} for {api} comes from {origin}, a new value on every run: a rerun is "
+                f"not recognised as a repeat and the side effect happens again; build the key "
+                f"from stable identifiers (the record's id and the billing period)")
+
+
+class KeyFromFreshRecord(_FactRule):
+    id = "JOB402"
+    name = "key-from-fresh-record"
+    severity = Severity.ERROR
+    summary = "An idempotency key derived from the id of a record created in the same run."
+    sources = ("python",)
+    fact_kind = "key-fresh-record"
+
+    def message(self, fact):
+        key, api, origin = fact.detail.split("|", 2)
+        return (f"{key} for {api} comes from {origin}: a rerun creates a new record and so a "
+                f"new key, and the call repeats; key it on what the record stands for "
+                f"(get_or_create on stable fields, or the subscription and period)")
+
+
+class MissingIdempotencyKey(_FactRule):
+    id = "JOB403"
+    name = "missing-idempotency-key"
+    severity = Severity.WARNING
+    summary = "A state-changing call to an API that supports idempotency keys, made without one."
+    sources = ("python",)
+    fact_kind = "key-missing"
+
+    def message(self, fact):
+        api, key = fact.detail.split("|", 1)
+        return (f"{api} is called without {key}: a retried or rerun job repeats the side "
+                f"effect (a second charge, a second instance); pass a key built from stable "
+                f"identifiers")
+
+
+class NondeterministicOutputPath(_FactRule):
+    id = "JOB404"
+    name = "nondeterministic-output-path"
+    severity = Severity.INFO
+    summary = "An artifact written to a path built from the current time or a random id."
+    sources = ("python",)
+    fact_kind = "path-per-run"
+
+    def message(self, fact):
+        api, origin = fact.detail.split("|", 1)
+        return (f"{api} writes to a path built from {origin}: a rerun writes a second artifact "
+                f"(and sends or uploads it again) instead of replacing the first; name it after "
+                f"the period being processed")
