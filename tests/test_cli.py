@@ -175,3 +175,12 @@ def test_examples_directory_shows_real_findings():
     doc = json.loads(CliRunner().invoke(main, ["check", "--format", "json", str(
         FIXTURES.parents[1] / "examples" / "legacy-billing")]).output)
     assert {"JOB101", "JOB103", "JOB110", "JOB201", "JOB202"} <= set(doc["summary"]["by_rule"])
+
+
+def test_several_folders_report_only_inside_them(write_tree, monkeypatch):
+    root = write_tree({"a/crontab": "*/5 * * * * /srv/bin/sync.py --a\n",
+                       "b/crontab": "*/5 * * * * /srv/bin/sync.py --b\n",
+                       "c/crontab": "*/5 * * * * /srv/bin/sync.py --c\n", "bin/sync.py": SYNC})
+    monkeypatch.chdir(root)
+    doc = json.loads(invoke("check", "--format", "json", "a", "b").output)
+    assert sorted(f["path"] for f in doc["findings"]) == ["a/crontab", "b/crontab"]

@@ -345,7 +345,7 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
             findings.extend(rule.check(project))
     findings = [f for f in findings if not per_file_ignored(f, settings.per_file_ignores,
                                                             resolve_selector)]
-    scope = _named_files(paths, cwd)
+    scope = _Scope.of(paths, cwd, root)
     if scope is not None:
         job_paths = {j.id: j.span.path for j in project.jobs}
         findings = [f for f in findings if f.span.path in scope or job_paths.get(f.job) in scope]
@@ -392,12 +392,25 @@ def _unused(suppressions: dict[str, list[Suppression]], scope, settings) -> list
     return out
 
 
-def _named_files(paths: list[str], cwd: str) -> set[str] | None:
-    """Display paths of files named on the command line (pre-commit mode), else None."""
-    files = [p for p in paths if os.path.isfile(p)]
-    if not files:
-        return None
-    return {os.path.relpath(os.path.realpath(p), cwd).replace(os.sep, "/") for p in files}
+class _Scope:
+    """What to report on when the analysis root is wider than the paths named (pre-commit
+    file names, or several folders): files named, and everything under folders named."""
+
+    def __init__(self, files: set[str], folders: tuple[str, ...]):
+        self.files, self.folders = files, folders
+
+    @classmethod
+    def of(cls, paths: list[str], cwd: str, root: str) -> "_Scope | None":
+        if len(paths) == 1 and os.path.isdir(paths[0]) and os.path.realpath(paths[0]) == root:
+            return None
+        display = [os.path.relpath(os.path.realpath(p), cwd).replace(os.sep, "/") for p in paths]
+        files = {d for d, p in zip(display, paths) if os.path.isfile(p)}
+        folders = tuple("" if d == "." else d.rstrip("/") + "/" for d, p in zip(display, paths)
+                        if os.path.isdir(p))
+        return cls(files, folders)
+
+    def __contains__(self, path) -> bool:
+        return path is not None and (path in self.files or path.startswith(self.folders))
 
 
 def _line(texts: dict[str, tuple[str, str]], path: str, line: int) -> str | None:

@@ -102,11 +102,19 @@ class KeyFlow:
         if isinstance(target, cst.Subscript):  # headers["Idempotency-Key"] = value
             base = self.an.code(target.value)
             key = self._subscript_key(target)
-            if key is not None:
-                self.dicts.setdefault(base, {})[key] = value
+            if base in self.dicts:  # only dicts whose every key is known
+                if key is None:
+                    del self.dicts[base]
+                else:
+                    self.dicts[base][key] = value
             return
-        if isinstance(value, cst.Dict):
+        if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
             self.dicts[name] = {k: v for k, v in self._dict_items(value)}
+        elif isinstance(value, cst.Call) and self.an.qualified(value.func) == {"builtins.dict"} \
+                and all(a.keyword is not None for a in value.args):
+            self.dicts[name] = {a.keyword.value: a.value for a in value.args}
+        else:
+            self.dicts.pop(name, None)
         self.names[name] = self.origin(value)
 
     def _note_session_add(self, call: cst.Call) -> None:
@@ -339,8 +347,8 @@ def _missing_key(an, flow: KeyFlow, call: cst.Call) -> str | None:
             "stripe" in receiver.lower() + _root_binding(an, func.value):
         return _report(_has_key(an, flow, call, {"idempotency_key"}, ("options",)),
                        f"StripeClient {last}.create", "options={'idempotency_key': …}")
-    if method == "create_payment" or (method == "create" and last == "payments" and
-                                      "square" in (receiver.lower() + _root_binding(an, func.value))):
+    square = "square" in receiver.lower() + _root_binding(an, func.value)
+    if square and (method == "create_payment" or (method == "create" and last == "payments")):
         return _report(_has_key(an, flow, call, {"idempotency_key"}, ("*positional", "body")),
                        f"Square {method}", "idempotency_key")
     if method == "payments" and ("adyen" in receiver.lower() or last == "payments_api"):
