@@ -178,6 +178,8 @@ class KeyFlow:
     def _call_origin(self, call: cst.Call, depth: int) -> Origin | None:
         an = self.an
         names = an.qualified(call.func)
+        if isinstance(call.func, cst.Name) and call.func.value.startswith("create_"):
+            return Origin(1, f"{call.func.value}()", an.span(call))
         for name in sorted(names):
             if name in PER_RUN_CALLS:
                 return Origin(2, PER_RUN_CALLS[name], an.span(call))
@@ -208,8 +210,6 @@ class KeyFlow:
             if method in ("fetchone", "fetchall", "scalar", "scalar_one", "first") and \
                     self._inserted(func.value):
                 return Origin(1, "INSERT … RETURNING", an.span(call))
-        if isinstance(func, cst.Name) and func.value.startswith("create_"):
-            return Origin(1, f"{func.value}()", an.span(call))
         if names & (PASS_THROUGH | HASHES) or (isinstance(func, cst.Name) and
                                                 func.value in ("str", "format")):
             return _worst(*(self.origin(a.value, depth + 1) for a in call.args))
@@ -279,13 +279,10 @@ def _api_name(an, call: cst.Call) -> str:
 def _key_sinks(an, flow: KeyFlow, call: cst.Call) -> list[CodeFact]:
     keys: list[tuple[str, cst.BaseExpression]] = []
     for arg in call.args:
-        if arg.keyword is not None:
-            name = arg.keyword.value
-            if name in KEY_KEYWORDS or _KEY_NAME.search(name):
-                keys.append((name, arg.value))
-            elif name in ("headers", "options", "request_options", "extra_headers"):
-                keys += _dict_keys(an, flow, arg.value)
-        elif arg.star == "**":
+        if arg.keyword is not None and (arg.keyword.value in KEY_KEYWORDS or
+                                        _KEY_NAME.search(arg.keyword.value)):
+            keys.append((arg.keyword.value, arg.value))
+        else:  # headers=, options=, body=, a request dict, **kwargs: keys inside dicts
             keys += _dict_keys(an, flow, arg.value)
     facts = []
     for name, value in keys:
