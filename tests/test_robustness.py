@@ -137,3 +137,25 @@ def test_large_generated_module_is_skipped_unless_scheduled(write_tree):
     # not analysed, and it mentions fcntl: JOB101 gives it the benefit of the doubt
     assert sorted((f.span.path, f.rule) for f in analysis.findings) == [("jobs/big.py", "JOB900")]
     assert "too large" in analysis.findings[0].message
+
+
+def test_bad_unit_files(write_tree):
+    root = write_tree({
+        "units/bad.timer": "[Timer]\nOnCalendar=every tuesday-ish\nOnCalendar=*:0/20\n",
+        "units/bad.service": "[Service]\nType=oneshot\nTimeoutStartSec=soon\nExecStart=/bin/true\n",
+        "units/binary.service": b"\x00\x01\x02[Service]\x00",
+        "units/orphan.timer": "[Timer]\nOnCalendar=daily\n",  # no service in the tree
+        "units/noexec.timer": "[Timer]\nOnCalendar=daily\n",
+        "units/noexec.service": "[Service]\nType=oneshot\n",
+        "units/garbage.service": "no sections at all\njust text\n",
+        "units/continued.service": "[Service]\nExecStart=/bin/echo \\\n  continued\n",
+    })
+    analysis = run_analysis(root)
+    found = sorted((f.span.path, f.span.line, f.rule) for f in analysis.findings)
+    assert ("units/bad.timer", 2, "JOB900") in found  # the invalid OnCalendar line
+    assert ("units/bad.service", 3, "JOB900") in found  # the invalid time span
+    assert ("units/binary.service", 1, "JOB900") in found
+    assert not [f for f in found if f[0] in ("units/garbage.service", "units/orphan.timer",
+                                            "units/noexec.timer", "units/continued.service")]
+    bad = [j for j in analysis.project.jobs if j.id == "systemd:units/bad.timer"][0]
+    assert bad.schedule.min_interval_seconds == 1200  # the valid line still counts
