@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 from .model import Severity
 
@@ -53,8 +53,6 @@ class Settings:
     def severity_for(self, rule_id: str, default: Severity) -> Severity:
         return dict(self.severity).get(rule_id, default)
 
-    def with_cli(self, **overrides) -> "Settings":
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
 
 def find_config(start: str) -> tuple[str, dict] | None:

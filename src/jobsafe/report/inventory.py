@@ -14,9 +14,6 @@ from ..model import Job
 from ..schedule import format_duration
 from .markdown import cell
 
-INVENTORY_FORMATS = ("text", "json", "markdown")
-
-
 def job_dict(job: Job, rules: list[str]) -> dict:
     s = job.schedule
     entry = next((t.entry for t in job.targets if t.entry is not None), None)

@@ -1,7 +1,7 @@
 """4xx: a second run must not repeat side effects."""
 from __future__ import annotations
 
-from ..model import Related, Severity
+from ..model import Severity
 from .locks import _FactRule
 
 

@@ -159,7 +159,6 @@ class _Walker:
         self.tests: list[TestExpr] = []
         self.noclobber = False
         self._scopes = 0
-        self.errors = 0
 
     # -- words
     def word(self, node) -> Word:
@@ -210,8 +209,6 @@ class _Walker:
     # -- statements
     def walk(self, node, background=False, condition=False, scope=0):
         t = node.type
-        if t == "ERROR" or node.is_missing:
-            self.errors += 1
         if t in ("program", "compound_statement", "subshell", "do_group", "else_clause",
                  "elif_clause", "case_item", "ERROR", "function_definition"):
             inner = scope
@@ -416,7 +413,6 @@ class Script:
     cmds: list[Cmd]
     tests: list[TestExpr]
     variables: dict[str, str]
-    errors: int
     source: bytes
 
 
@@ -425,7 +421,7 @@ def parse_script(text: str, variables: dict[str, str] | None = None) -> Script:
     tree = _parser().parse(source)
     walker = _Walker(source, variables or {})
     walker.walk(tree.root_node)
-    return Script(walker.cmds, walker.tests, walker.vars, walker.errors, source)
+    return Script(walker.cmds, walker.tests, walker.vars, source)
 
 
 # --------------------------------------------------------------------------- wrappers
@@ -479,7 +475,7 @@ class Invocation:
     inline: tuple[Word, bool] | None = None  # (-c string, True when flock holds a lock for it)
 
 
-def _opts(argv: list[Word], i: int, with_value: set[str], long_with_value: bool = True):
+def _opts(argv: list[Word], i: int, with_value: set[str]):
     """Skip options from index i; return (options, index of first operand)."""
     opts: list[tuple[str, str | None]] = []
     while i < len(argv):
@@ -723,7 +719,6 @@ class CommandFacts:
     detached: list[Background] = field(default_factory=list)  # any unwaited background work
     locks: list[Lock] = field(default_factory=list)
     cd: str | None = None
-    syntax_errors: int = 0
 
     @property
     def runtime_bound(self) -> float | None:
@@ -739,7 +734,6 @@ def analyze(text: str, locate: Locator, variables: dict[str, str] | None = None,
     """Analyse shell text: a crontab command, an ExecStart line, or a whole script."""
     facts = CommandFacts()
     script = parse_script(text, variables)
-    facts.syntax_errors = script.errors
     _collect(script, locate, facts, guarded, depth)
     facts.locks.extend(lock_files(script, locate))
     return facts

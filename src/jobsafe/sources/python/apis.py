@@ -125,7 +125,6 @@ EXISTENCE_CHECKS = {"os.path.exists", "os.path.isfile", "os.path.isdir", "os.pat
                     "pathlib.Path.is_dir"}
 PATH_METHODS_EXIST = {"exists", "is_file", "is_dir"}
 REMOVERS = {"os.remove", "os.unlink", "os.rmdir", "shutil.rmtree"}
-PID_LIVENESS = {"os.kill", "psutil.pid_exists", "psutil.Process", "os.waitpid"}
 AGE_CHECKS = {"os.path.getmtime", "os.path.getctime", "os.stat", "os.path.getatime"}
 
 PROCESS_EXITS = {"sys.exit": "sys.exit()", "builtins.exit": "exit()", "builtins.quit": "quit()"}
@@ -143,7 +142,6 @@ THREAD_STARTS = {"threading.Thread", "concurrent.futures.ThreadPoolExecutor",
                  "concurrent.futures.thread.ThreadPoolExecutor", "asyncio.create_task",
                  "asyncio.gather", "asyncio.TaskGroup", "asyncio.ensure_future",
                  "multiprocessing.pool.ThreadPool"}
-OFFLOAD_CALLS = {"asyncio.to_thread", "loop.run_in_executor"}
 
 #: advisory locks in SQL text: function -> (session-level?, blocking?)
 SQL_LOCKS = {

@@ -25,7 +25,6 @@ MODULE = "<module>"
 #: a TTL that is set but not to a value known statically (a parameter, a setting)
 UNKNOWN_TTL = -1.0
 MAIN = "<main>"
-_STOPS = (cst.Return, cst.Raise)
 _BLOCKING_IN_ASYNC = ("flock", "filelock", "fasteners", "threading.Lock", "threading.RLock",
                       "redis-lock", "lockfile", "portalocker", "soft-filelock")
 _LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
