@@ -57,6 +57,7 @@ class NondeterministicOutputPath(_FactRule):
     summary = "An artifact written to a path built from the current time or a random id."
     sources = ("python",)
     fact_kind = "path-per-run"
+    jobs_only = True  # a queue or cache writing unique files by design is not a job artifact
 
     def message(self, fact):
         api, origin = fact.detail.split("|", 1)

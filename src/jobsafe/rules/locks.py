@@ -26,16 +26,19 @@ def locks_with_jobs(project) -> list[tuple[Lock, Job | None]]:
     return sorted(seen.values(), key=lambda pair: pair[0].span)
 
 
-def facts_with_jobs(project, kind: str) -> list[tuple[CodeFact, Job | None]]:
+def facts_with_jobs(project, kind: str, jobs_only: bool = False) -> list[tuple[CodeFact, Job | None]]:
+    """Facts of one kind, each with the first job whose entry code reaches it; with
+    ``jobs_only``, only facts in code that a schedule runs."""
     seen: dict = {}
     for job in sorted(project.jobs, key=lambda j: j.span):
         for entry in job.entries:
             for fact in entry.facts:
                 if fact.kind == kind:
                     seen.setdefault(fact.span, (fact, job))
-    for fact in project.code_facts:
-        if fact.kind == kind:
-            seen.setdefault(fact.span, (fact, None))
+    if not jobs_only:
+        for fact in project.code_facts:
+            if fact.kind == kind:
+                seen.setdefault(fact.span, (fact, None))
     return sorted(seen.values(), key=lambda pair: pair[0].span)
 
 
@@ -210,12 +213,13 @@ class _FactRule(Rule):
     """Rules that report one kind of code fact, wherever the code is."""
 
     fact_kind = ""
+    jobs_only = False  # only in code that a schedule runs
 
     def message(self, fact: CodeFact) -> str:
         raise NotImplementedError
 
     def check(self, project):
-        for fact, job in facts_with_jobs(project, self.fact_kind):
+        for fact, job in facts_with_jobs(project, self.fact_kind, self.jobs_only):
             related = [Related(fact.lock.span, "lock acquired here")] \
                 if fact.lock is not None and fact.lock.span != fact.span else []
             if fact.origin is not None and fact.origin != fact.span:

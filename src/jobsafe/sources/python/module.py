@@ -1,8 +1,9 @@
 """One Python module: its functions, the locks each takes, and what defeats them.
 
-The module is parsed with libcst and never imported. Qualified names come from
-libcst's QualifiedNameProvider, so ``from fcntl import flock as f`` is still
-``fcntl.flock``. The unit of analysis is a function body (plus the module body and the
+The module is parsed with libcst and never imported. Names are resolved through the
+module's imports, so ``from fcntl import flock as f`` is still ``fcntl.flock`` (libcst's
+QualifiedNameProvider does the same with scope analysis, at three times the cost of
+everything else together; local shadowing of an imported name is rare in job code). The unit of analysis is a function body (plus the module body and the
 ``if __name__ == "__main__":`` block): locks, their scopes and releases, and the exits,
 yields, forks and retries inside those scopes.
 """
@@ -13,8 +14,9 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import (MetadataWrapper, ParentNodeProvider, PositionProvider,
-                             QualifiedNameProvider)
+import builtins
+
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ...model import CodeFact, Lock, ParseError, Span
 from . import apis
@@ -86,8 +88,7 @@ def parse_module(path: str, text: str) -> ModuleFacts:
         return facts
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
-        metadata = wrapper.resolve_many([QualifiedNameProvider, PositionProvider,
-                                         ParentNodeProvider])
+        metadata = wrapper.resolve_many([PositionProvider])
     except RecursionError:
         facts.error = ParseError(Span(path, 1), "Python module too deeply nested to analyse")
         return facts
@@ -136,10 +137,18 @@ class _Collector(cst.CSTVisitor):
     def __init__(self):
         self.order: list[cst.CSTNode] = []
         self.by_unit: dict[int, list[cst.CSTNode]] = {}  # id(unit node) -> nodes
+        self.parent: dict[int, cst.CSTNode] = {}
+        self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
         self._stack: list[cst.CSTNode] = []
+        self._path: list[cst.CSTNode] = []
 
     def on_visit(self, node) -> bool:
         self.order.append(node)
+        if self._path:
+            self.parent[id(node)] = self._path[-1]
+        self._path.append(node)
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            self._imports(node)
         if self._stack:
             self.by_unit[id(self._stack[-1])].append(node)
         if isinstance(node, cst.FunctionDef) or (isinstance(node, cst.If) and _is_main_guard(node)
@@ -149,8 +158,27 @@ class _Collector(cst.CSTVisitor):
         return True
 
     def on_leave(self, node) -> None:
+        self._path.pop()
         if self._stack and self._stack[-1] is node:
             self._stack.pop()
+
+    def _imports(self, node) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = _dotted(alias.name)
+                if alias.asname is not None:
+                    self.aliases[_dotted(alias.asname.name)] = dotted
+                else:
+                    root = dotted.split(".")[0]
+                    self.aliases[root] = root
+            return
+        if isinstance(node.names, cst.ImportStar):
+            return
+        base = "." * len(node.relative) + (_dotted(node.module) if node.module else "")
+        for alias in node.names:
+            name = _dotted(alias.name)
+            local = _dotted(alias.asname.name) if alias.asname is not None else name
+            self.aliases[local] = f"{base}.{name}" if base and not base.endswith(".") else base + name
 
     def _in_function(self) -> bool:
         return any(isinstance(n, cst.FunctionDef) for n in self._stack)
@@ -160,9 +188,7 @@ class _ModuleAnalyser:
     def __init__(self, path, module, metadata, facts: ModuleFacts):
         self.path = path
         self.module = module
-        self._qn = metadata[QualifiedNameProvider]
         self._pos = metadata[PositionProvider]
-        self._parent = metadata[ParentNodeProvider]
         self.facts = facts
         self.constants: dict[str, cst.BaseExpression] = {}
         self.eval = Evaluator(self.constants, self.qualified)
@@ -179,14 +205,42 @@ class _ModuleAnalyser:
         module.visit(collector)
         self.order = collector.order
         self.by_unit = collector.by_unit
+        self._parent = _ParentMap(collector.parent)
+        self.aliases = collector.aliases
+        #: module-level functions and classes (they resolve to their own names), and names
+        #: the module assigns (which shadow builtins)
+        self.defined = {s.name.value for s in module.body
+                        if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+        self._qualified_cache: dict[int, set[str]] = {}
         self._stale: str | None = None
 
     # -- metadata helpers
     def qualified(self, node) -> set[str]:
-        value = self._qn.get(node, ())
-        if callable(value):  # libcst >= 1.1 loads qualified names lazily
-            value = value()
-        return {q.name for q in value}
+        """The dotted name an expression refers to (``{"fcntl.flock"}``), or an empty set."""
+        key = id(node)
+        if key not in self._qualified_cache:
+            self._qualified_cache[key] = self._resolve(node)
+        return self._qualified_cache[key]
+
+    def _resolve(self, node) -> set[str]:
+        attrs = []
+        while isinstance(node, cst.Attribute):
+            attrs.append(node.attr.value)
+            node = node.value
+        suffix = "".join(f".{a}" for a in reversed(attrs))
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and \
+                node.func.value in self.defined:
+            return {node.func.value + suffix} if suffix else set()  # Job().run -> Job.run
+        if not isinstance(node, cst.Name):
+            return set()
+        name = node.value
+        if name in self.aliases:
+            return {self.aliases[name] + suffix}
+        if name in self.defined:
+            return {name + suffix}
+        if name in _BUILTINS and name not in self.constants:
+            return {f"builtins.{name}{suffix}"}
+        return set()
 
     def span(self, node) -> Span:
         r = self._pos[node]
@@ -1144,6 +1198,25 @@ def _is_main_guard(node: cst.If) -> bool:
     left, right = test.left, test.comparisons[0].comparator
     values = {getattr(left, "value", None), getattr(right, "value", None)}
     return "__name__" in values and any(isinstance(v, str) and "__main__" in v for v in values)
+
+
+_BUILTINS = set(dir(builtins))
+
+
+def _dotted(node) -> str:
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return node.value if isinstance(node, cst.Name) else ""
+
+
+class _ParentMap:
+    """``get(node)`` like libcst's ParentNodeProvider mapping, from the collector's pass."""
+
+    def __init__(self, parents: dict[int, cst.CSTNode]):
+        self._parents = parents
+
+    def get(self, node):
+        return self._parents.get(id(node))
 
 
 def _contains(tree, node) -> bool:
