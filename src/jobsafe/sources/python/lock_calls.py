@@ -1,0 +1,591 @@
+"""Lock acquisitions in a module: library constructors, kernel calls, Redis and cache keys,
+SQL advisory locks and hand-made lock files, with how each is released."""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ...model import CodeFact, Lock
+from . import apis
+from .syntax import contains, walk, walk_unit
+from .values import argument, passes_kwargs
+
+if TYPE_CHECKING:
+    from .module import Unit
+
+#: a TTL that is set but not to a value known statically (a parameter, a setting)
+UNKNOWN_TTL = -1.0
+_LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
+
+
+class LockCalls:
+    """Mixin of the module analyser: recognising locks (metadata helpers come from it)."""
+
+    def _constructor(self, call: cst.Call):
+        """(api name, spec, call) when ``call`` creates a lock object."""
+        names = self.qualified(call.func)
+        for name in sorted(names):
+            if name in apis.LOCK_CONSTRUCTORS:
+                return name, apis.LOCK_CONSTRUCTORS[name], call
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "lock":
+            if self._is_redis(func.value):
+                return "redis.Redis.lock", apis.REDIS_CLIENT_LOCK, call
+            if self._is_cache(func.value):
+                return "cache.lock", apis.CACHE_LOCK, call
+        return None
+
+    def _is_redis(self, node) -> bool:
+        text = self.code(node)
+        if text in self.clients or self.qualified(node) & apis.REDIS_CLIENT_FACTORIES:
+            return True
+        if isinstance(node, cst.Call) and self.qualified(node.func) & apis.REDIS_CLIENT_FACTORIES:
+            return True
+        return "redis" in text.lower()
+
+    def _is_cache(self, node) -> bool:
+        if self.qualified(node) & apis.DJANGO_CACHES:
+            return True
+        if isinstance(node, cst.Subscript) and self.qualified(node.value) & apis.DJANGO_CACHES:
+            return True
+        text = self.code(node).lower()
+        return text == "cache" or text.endswith(".cache") or text.startswith("caches[")
+
+    def _with_item(self, item: cst.WithItem, w: cst.With, unit: Unit, bindings) -> Lock | None:
+        expr = item.item
+        spec = None
+        call = None
+        if isinstance(expr, cst.Call):
+            spec = self._constructor(expr)
+            call = expr
+            if spec is None and isinstance(expr.func, cst.Attribute) and \
+                    expr.func.attr.value == "acquire":
+                spec = bindings.get(self.code(expr.func.value)) or (
+                    self._constructor(expr.func.value) if isinstance(expr.func.value, cst.Call)
+                    else None)
+        else:
+            spec = bindings.get(self.code(expr))
+        if spec is None:
+            return None
+        api_name, api, ctor = spec
+        wait = self._wait(api, ctor, call if call is not ctor else None)
+        return self._make_lock(api_name, api, ctor, expr, unit, release="with",
+                               scope=(self.line(w), self.end_line(w)),
+                               blocking=wait is None or wait > 0, wait=wait)
+
+    def _wait(self, api: apis.LockApi, ctor: cst.Call, acquire: cst.Call | None) -> float | None:
+        """Seconds the acquisition may wait (None: forever; 0: does not wait)."""
+        for call, keyword, pos in ((acquire, "timeout", 0), (acquire, "blocking_timeout", None),
+                                   (ctor, api.wait_arg, api.wait_pos)):
+            if call is None or keyword is None:
+                continue
+            value = argument(call, keyword, pos)
+            if value is not None:
+                if self.eval.is_none(value):
+                    return None
+                number = self.eval.number(value)
+                return None if number is not None and number < 0 else number
+        if acquire is not None:
+            blocking = argument(acquire, "blocking", None)
+            if blocking is not None and self.eval.falsy(blocking):
+                return 0.0
+            positional = argument(acquire, None, 0)
+            if positional is not None and self.eval.falsy(positional) and \
+                    not isinstance(positional, cst.Integer):
+                return 0.0
+        if ctor is not None and api.kind in ("redis-lock", "cache-lock"):
+            blocking = argument(ctor, "blocking", None)
+            if blocking is not None and self.eval.falsy(blocking):
+                return 0.0
+        return api.wait_default
+
+    def _make_lock(self, api_name, api: apis.LockApi, ctor: cst.Call, at, unit: Unit, *,
+                   release: str, scope, blocking: bool, wait, try_lock=False, checked=None,
+                   release_span=None) -> Lock:
+        ttl = None
+        if api.ttl_arg or api.ttl_pos is not None:
+            value = argument(ctor, api.ttl_arg, api.ttl_pos)
+            if value is not None and not self.eval.is_none(value):
+                number = self.eval.number(value)
+                ttl = number * api.ttl_unit if number is not None else UNKNOWN_TTL
+            elif value is None:
+                ttl = api.ttl_default
+        renewed = bool(api.renew_arg and self.eval.truthy(argument(ctor, api.renew_arg, None)))
+        key_node = argument(ctor, api.key_arg, api.key_pos) if (api.key_arg or api.key_pos is not None) else None
+        key = self.eval.string(key_node) or (self.code(key_node) if key_node is not None else None)
+        if passes_kwargs(ctor) and ttl is None and api.stale == "ttl":
+            ttl = UNKNOWN_TTL  # passed through **kwargs
+        return Lock(
+            kind=api.kind, scope=api.scope, span=self.span(at), path=key if api.scope == "host" else None,
+            key=key if api.scope != "host" else None, ttl_seconds=ttl,
+            stale_handling=api.stale if api.scope != "process" else "process",
+            blocking=blocking, wait_seconds=wait if blocking else None, api=api_name,
+            try_lock=try_lock, result_checked=checked, release=release,
+            release_span=release_span, renewed=renewed, scope_lines=scope, function=unit.name,
+            ttl_span=self.span(ctor) if ctor is not at else None)
+
+    def _call(self, call: cst.Call, unit: Unit, bindings, calls):
+        func = call.func
+        names = self.qualified(func)
+        kernel = next((apis.KERNEL_LOCK_CALLS[n] for n in names if n in apis.KERNEL_LOCK_CALLS), None)
+        if kernel is not None:
+            return self._kernel_lock(call, kernel, unit, calls)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = func.value
+            if method == "acquire":
+                spec = bindings.get(self.code(receiver))
+                if spec is None and isinstance(receiver, cst.Call):
+                    spec = self._constructor(receiver)
+                if spec is not None:
+                    return self._acquire(call, receiver, spec, unit, calls)
+            if method in ("set", "setnx", "add") and (self._is_redis(receiver) or self._is_cache(receiver)):
+                return self._key_lock(call, method, receiver, unit, calls)
+            if method in ("execute", "exec_driver_sql") or "sqlalchemy.text" in names:
+                return self._sql_lock(call, unit, calls)
+        if "sqlalchemy.text" in names or "sqlalchemy.sql.text" in names:
+            return None
+        for name in names:
+            if name in apis.LOCK_CONSTRUCTORS and apis.LOCK_CONSTRUCTORS[name].acquires_on_create:
+                api = apis.LOCK_CONSTRUCTORS[name]
+                handle = self._assigned_to(call)
+                return (self._make_lock(name, api, call, call, unit, release="process-exit",
+                                        scope=(self.line(call), unit.end), blocking=False,
+                                        wait=0.0, try_lock=True, checked=True), call, handle)
+        return None
+
+    def _acquire(self, call, receiver, spec, unit: Unit, calls):
+        api_name, api, ctor = spec
+        wait = self._wait(api, ctor, call)
+        try_lock = wait is not None and wait == 0
+        checked = self._result_checked(call)
+        handle = self.code(receiver) if not isinstance(receiver, cst.Call) else None
+        release_call = self._release_call(handle, call, calls, ("release",)) if handle else None
+        release, release_span, end = self._release_kind(release_call, handle, unit)
+        lock = self._make_lock(api_name, api, ctor, call, unit, release=release,
+                               scope=(self.line(call), end), blocking=not try_lock, wait=wait,
+                               try_lock=try_lock, checked=checked, release_span=release_span)
+        if isinstance(receiver, cst.Call) and self._statement_expression(call):
+            unit.facts.append(CodeFact("handle-dropped", self.span(call),
+                                       f"{self.code(receiver.func)}(...).acquire()", lock))
+        return lock, call, handle
+
+    def _kernel_lock(self, call, kind, unit, calls):
+        flags = argument(call, "operation", 1) or argument(call, "cmd", 1) or argument(call, "flags", 1)
+        flag_names = set()
+        if flags is not None:
+            for node in [flags, *walk(flags)]:
+                flag_names |= self.qualified(node)
+        if flag_names & apis.KERNEL_UNLOCK_FLAGS:
+            return None
+        blocking = not (flag_names & apis.NONBLOCK_FLAGS)
+        fd = argument(call, "fd", 0) or argument(call, "file", 0)
+        fd_text = self.code(fd) if fd is not None else ""
+        dropped = fd is not None and any(isinstance(n, cst.Call) and "builtins.open" in
+                                         self.qualified(n.func) for n in [fd, *walk(fd)])
+        handle = re.sub(r"\.fileno\(\)$", "", fd_text)
+        path = self._opened_path(handle, unit)
+        unlock = self._flock_unlock(handle, calls, call)
+        release, release_span, end = self._release_kind(unlock, handle, unit)
+        lock = Lock(kind="flock", scope="host", span=self.span(call), path=path,
+                    stale_handling="kernel", blocking=blocking, api=next(iter(sorted(
+                        n for n in self.qualified(call.func) if n in apis.KERNEL_LOCK_CALLS)), None),
+                    try_lock=not blocking, result_checked=not self._silently_caught(call),
+                    release=release if unlock is not None else "process-exit",
+                    release_span=release_span, scope_lines=(self.line(call), end),
+                    function=unit.name)
+        if dropped:
+            unit.facts.append(CodeFact("handle-dropped", self.span(call),
+                                       "the file object from open() is not kept", lock))
+        return lock, call, handle
+
+    def _flock_unlock(self, handle, calls, after):
+        for c in calls:
+            if c is after or self.line(c) < self.line(after):
+                continue
+            if self.qualified(c.func) & set(apis.KERNEL_LOCK_CALLS):
+                flags = argument(c, None, 1)
+                fd = argument(c, None, 0)
+                if flags is not None and fd is not None and \
+                        re.sub(r"\.fileno\(\)$", "", self.code(fd)) == handle and \
+                        any(self.qualified(n) & apis.KERNEL_UNLOCK_FLAGS for n in [flags, *walk(flags)]):
+                    return c
+        return None
+
+    def _opened_path(self, handle: str, unit: Unit) -> str | None:
+        """The path of ``handle = open(PATH, ...)`` (or ``with open(PATH) as handle``)."""
+        return self.opened.get(handle)
+
+    def _key_lock(self, call, method, receiver, unit, calls):
+        """Redis ``SET NX``/``SETNX`` and Django ``cache.add``: a key whose existence locks."""
+        redis = self._is_redis(receiver)
+        if method == "set":
+            nx = argument(call, "nx", None)
+            if not (nx is not None and self.eval.truthy(nx)):
+                return None
+        if method == "add" and redis:
+            return None
+        key_node = argument(call, "key", 0) or argument(call, "name", 0)
+        key = self.eval.string(key_node) or (self.code(key_node) if key_node is not None else "?")
+        ttl = None
+        if redis:
+            ex, px = argument(call, "ex", None), argument(call, "px", None)
+            if ex is not None:
+                ttl = self.eval.number(ex)
+                ttl = UNKNOWN_TTL if ttl is None and not self.eval.is_none(ex) else ttl
+            elif px is not None:
+                number = self.eval.number(px)
+                ttl = number / 1000 if number is not None else (
+                    None if self.eval.is_none(px) else UNKNOWN_TTL)
+            if ex is None and px is None:
+                expire = self._following_expire(receiver, key_node, call, calls)
+                ttl = expire
+        else:
+            timeout = argument(call, "timeout", 2)
+            if timeout is None:
+                ttl = 300.0  # Django's default cache TIMEOUT
+            elif not self.eval.is_none(timeout):
+                ttl = self.eval.number(timeout)
+                ttl = UNKNOWN_TTL if ttl is None else ttl
+        if passes_kwargs(call) and ttl is None:
+            ttl = UNKNOWN_TTL
+        receiver_text = self.code(receiver)
+        delete = self._key_release(receiver_text, key_node, call, calls)
+        release, release_span, end = self._release_kind(delete, None, unit)
+        api = f"{'redis' if redis else 'cache'}.{method}"
+        lock = Lock(kind="redis-key" if redis else "cache-key", scope="cluster",
+                    span=self.span(call), key=key, ttl_seconds=ttl, stale_handling="ttl",
+                    blocking=False, api=api, try_lock=True,
+                    result_checked=self._result_checked(call), release=release,
+                    release_span=release_span, scope_lines=(self.line(call), end),
+                    function=unit.name)
+        return lock, call, None
+
+    def _following_expire(self, receiver, key_node, call, calls) -> float | None:
+        receiver_text = self.code(receiver)
+        key_text = self.code(key_node) if key_node is not None else None
+        for c in calls:
+            if self.line(c) < self.line(call) or not isinstance(c.func, cst.Attribute):
+                continue
+            if c.func.attr.value in ("expire", "pexpire") and self.code(c.func.value) == receiver_text:
+                if key_text is None or (c.args and self.code(c.args[0].value) == key_text):
+                    number = self.eval.number(argument(c, "time", 1))
+                    if number is not None and c.func.attr.value == "pexpire":
+                        number /= 1000
+                    return number if number is not None else UNKNOWN_TTL
+        return None
+
+    def _key_release(self, receiver_text, key_node, call, calls):
+        key_text = self.code(key_node) if key_node is not None else None
+        for c in calls:
+            if self.line(c) < self.line(call) or not isinstance(c.func, cst.Attribute):
+                continue
+            if c.func.attr.value in ("delete", "unlink") and self.code(c.func.value) == receiver_text \
+                    and (key_text is None or (c.args and self.code(c.args[0].value) == key_text)):
+                return c
+        return None
+
+    def _sql_lock(self, call, unit, calls):
+        sql = None
+        for arg in call.args[:1]:
+            sql = self.eval.string(arg.value)
+            if sql is None and isinstance(arg.value, cst.Call) and arg.value.args:
+                sql = self.eval.string(arg.value.args[0].value)  # execute(text("..."))
+        if not sql:
+            return None
+        lowered = sql.lower()
+        for function, (session, blocking) in apis.SQL_LOCKS.items():
+            m = re.search(rf"\b{function}\s*\(([^)]*)\)", lowered)
+            if not m:
+                continue
+            wait = None
+            if function == "get_lock":
+                parts = m.group(1).split(",")
+                wait = _float(parts[1]) if len(parts) > 1 else None
+                blocking = wait is None or wait < 0 or wait > 0
+                if wait is not None and wait < 0:
+                    wait = None
+            unlock = next((c for c in calls if self.line(c) > self.line(call) and c is not call and
+                           re.search(r"advisory_unlock|release_lock",
+                                     self.code(c).lower())), None)
+            release, release_span, end = self._release_kind(unlock, None, unit)
+            if not session:
+                release = "transaction"
+            lock = Lock(kind="pg-advisory" if function.startswith("pg_") else "mysql-get-lock",
+                        scope="cluster", span=self.span(call), key=m.group(1).strip() or None,
+                        stale_handling="session", blocking=blocking, wait_seconds=wait,
+                        api=function, try_lock=not blocking or (wait is not None and wait < 60),
+                        result_checked=self._result_checked(call) or self._fetched(call, calls),
+                        release=release,
+                        release_span=release_span, scope_lines=(self.line(call), end),
+                        function=unit.name, session=session)
+            return lock, call, None
+        return None
+
+    def _lock_files(self, unit: Unit, nodes, calls):
+        """Lock/pid files and lock directories managed by hand (JOB201/JOB202)."""
+        checks: dict[str, cst.Call] = {}
+        for call in calls:
+            path = self._existence_checked(call)
+            if path and self._check_stops(call, path):
+                checks.setdefault(path, call)
+        stale = self._stale_handling()
+        found = []
+        seen = set()
+        for call in calls:
+            created = self._creation(call)
+            if created is None:
+                continue
+            path, atomic = created
+            if path in seen:
+                continue
+            check = checks.get(path)
+            check_before = check is not None and self.line(check) <= self.line(call)
+            guarded = atomic and (self._exception_checked(call) or self._in_if_test(call))
+            removal = self._removal(path, call, calls)
+            # a lock, not just "do not overwrite": a lock-like name, a PID in it, or removal
+            looks_like_lock = bool(_LOCKISH.search(path)) or removal is not None or \
+                _writes_pid(self.code(self._statement(call)))
+            if not ((check_before or guarded) and looks_like_lock):
+                continue
+            seen.add(path)
+            release, release_span, end = self._release_kind(removal, path, unit)
+            taken_over = any(self.line(c) < self.line(call) and self._removes(c, path) for c in calls)
+            kind = "lock-dir" if "mkdir" in self.code(call.func) else (
+                "pid-file" if _writes_pid(self.code(self._statement(call))) or path.endswith(".pid")
+                else "lock-file")
+            lock = Lock(kind=kind, scope="host", span=self.span(call), path=path,
+                        stale_handling="removed-first" if taken_over else stale, blocking=False,
+                        existence_test=self.span(check) if check_before and not atomic else None,
+                        atomic=atomic, api=self.code(call.func), try_lock=True,
+                        result_checked=True, release=release, release_span=release_span,
+                        scope_lines=(self.line(call), end), function=unit.name)
+            found.append((lock, call, path))
+        return found
+
+    def _existence_checked(self, call: cst.Call) -> str | None:
+        names = self.qualified(call.func)
+        if names & apis.EXISTENCE_CHECKS and call.args:
+            return self._path_text(call.args[0].value)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in apis.PATH_METHODS_EXIST:
+            return self._path_text(call.func.value)
+        return None
+
+    def _check_stops(self, call: cst.Call, path: str) -> bool:
+        """The existence check decides an exit or raise (a lock, not a cache or a stamp).
+
+        A ``return`` counts only for lock-like names, and so does a negated check
+        (``if not exists(p): return`` is usually "nothing to do yet").
+        """
+        for parent in self.parents(call):
+            if isinstance(parent, (cst.If, cst.While)):
+                if not contains(parent.test, call):
+                    return False
+                if not self._sole_condition_on(parent.test, call, path):
+                    return False  # `exists(d) and not isdir(d)`: validation, not a lock
+                lockish = bool(_LOCKISH.search(path))
+                if _negated(parent.test) and not lockish:
+                    return False
+                body = list(walk_unit(parent.body))
+                if any(isinstance(n, cst.Raise) or self._is_exit_call(n) for n in body):
+                    return True
+                return lockish and any(isinstance(n, cst.Return) for n in body)
+            if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
+                return False
+        return False
+
+    def _sole_condition_on(self, test, call, path: str) -> bool:
+        """No other part of the condition is about the same path."""
+        others = [n for n in walk(test) if isinstance(n, cst.Call) and n is not call
+                  and not contains(n, call) and not contains(call, n)]
+        return not any(self._path_text(a.value) == path for n in others for a in n.args[:1])
+
+    def _creation(self, call: cst.Call) -> tuple[str, bool] | None:
+        names = self.qualified(call.func)
+        func = call.func
+        if names & {"builtins.open", "io.open"}:
+            mode = self.eval.string(argument(call, "mode", 1)) or "r"
+            if "x" in mode:
+                return self._path_text(argument(call, "file", 0)), True
+            if "w" in mode or "a" in mode:
+                return self._path_text(argument(call, "file", 0)), False
+            return None
+        if "os.open" in names:
+            flags = argument(call, "flags", 1)
+            flag_names = set()
+            for node in ([flags, *walk(flags)] if flags is not None else []):
+                flag_names |= self.qualified(node)
+            if "os.O_CREAT" not in flag_names:
+                return None
+            return self._path_text(argument(call, "path", 0)), "os.O_EXCL" in flag_names
+        if "os.mkdir" in names:
+            exist_ok = argument(call, "exist_ok", None)
+            return self._path_text(argument(call, "name", 0)), not self.eval.truthy(exist_ok)
+        if isinstance(func, cst.Attribute) and func.attr.value in ("touch", "mkdir", "write_text") \
+                and self._is_path(func.value):
+            exist_ok = argument(call, "exist_ok", None)
+            atomic = func.attr.value in ("touch", "mkdir") and exist_ok is not None and \
+                self.eval.falsy(exist_ok) if func.attr.value == "touch" else \
+                func.attr.value == "mkdir" and not self.eval.truthy(exist_ok)
+            return self._path_text(func.value), atomic
+        return None
+
+    def _is_path(self, node) -> bool:
+        if isinstance(node, cst.Call):
+            return bool(self.qualified(node.func) & {"pathlib.Path", "pathlib.PurePath",
+                                                     "pathlib.PosixPath"})
+        text = self.code(node)
+        return "path" in text.lower() or "lock" in text.lower() or "pid" in text.lower()
+
+    def _path_text(self, node) -> str | None:
+        if node is None:
+            return None
+        if isinstance(node, cst.Call) and self.qualified(node.func) & {"pathlib.Path", "pathlib.PosixPath"} \
+                and node.args:
+            return self._path_text(node.args[0].value)
+        return self.eval.string(node) or self.code(node)
+
+    def _removal(self, path, after, calls):
+        for c in calls:
+            if self.line(c) >= self.line(after) and c is not after and self._removes(c, path):
+                return c
+        return None
+
+    def _removes(self, c: cst.Call, path: str) -> bool:
+        if self.qualified(c.func) & apis.REMOVERS and c.args and \
+                self._path_text(c.args[0].value) == path:
+            return True
+        return isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir") \
+            and self._path_text(c.func.value) == path
+
+    def _stale_handling(self) -> str:
+        if self._stale is None:
+            self._stale = self._find_stale_handling()
+        return self._stale
+
+    def _find_stale_handling(self) -> str:
+        for node in self.order:
+            if not isinstance(node, cst.Call):
+                continue
+            names = self.qualified(node.func)
+            if "os.kill" in names:
+                sig = argument(node, None, 1)
+                if sig is not None and self.code(sig) in ("0", "signal.SIG_DFL"):
+                    return "pid-check"
+            if names & {"psutil.pid_exists", "psutil.Process"}:
+                return "pid-check"
+            if names & apis.AGE_CHECKS or (isinstance(node.func, cst.Attribute) and
+                                           node.func.attr.value == "stat" and
+                                           "st_mtime" in self.module_text):
+                return "age-check"
+        return "none"
+
+    def _release_call(self, handle, after, calls, methods):
+        for c in calls:
+            if c is after or self.line(c) < self.line(after):
+                continue
+            if isinstance(c.func, cst.Attribute) and c.func.attr.value in methods and \
+                    self.code(c.func.value) == handle:
+                return c
+        return None
+
+    def _release_kind(self, release_call, handle, unit: Unit):
+        """(release kind, span of a plain release, last protected line)."""
+        if release_call is None:
+            if handle and any(handle in a for a in self.atexit_release):
+                return "atexit", None, unit.end
+            return "none", None, unit.end
+        end = self.line(release_call)
+        if any(isinstance(p, cst.Finally) for p in self.parents(release_call)):
+            return "finally", None, end
+        if any(handle and handle in a for a in self.atexit_release):
+            return "atexit", None, end
+        return "plain", self.span(release_call), end
+
+    def _fetched(self, call, calls) -> bool:
+        """``cur.execute("select pg_try_advisory_lock(1)")`` then ``cur.fetchone()``."""
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        receiver = self.code(call.func.value)
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value.startswith(
+            ("fetch", "scalar", "first", "one")) and self.code(c.func.value) == receiver
+            and self.line(c) >= self.line(call) for c in calls if c is not call)
+
+    def _statement(self, node):
+        for parent in self.parents(node):
+            if isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return parent
+        return node
+
+    def _statement_expression(self, call) -> bool:
+        parent = self._parent.get(call)
+        return isinstance(parent, cst.Expr)
+
+    def _assigned_to(self, call) -> str | None:
+        parent = self._parent.get(call)
+        if isinstance(parent, cst.Assign):
+            return self.code(parent.targets[0].target)
+        return None
+
+    def _result_checked(self, call) -> bool:
+        """Whether a try-lock's result decides what happens next."""
+        parent = self._parent.get(call)
+        if isinstance(parent, cst.Expr):
+            return self._exception_checked(call)
+        return True
+
+    def _silently_caught(self, call) -> bool:
+        """Inside a ``try`` whose every handler only passes: failure is ignored."""
+        for parent in self.parents(call):
+            if isinstance(parent, cst.Try):
+                return bool(parent.handlers) and not self._exception_checked(call)
+            if isinstance(parent, cst.FunctionDef):
+                return False
+        return False
+
+    def _exception_checked(self, call) -> bool:
+        """Inside a ``try`` whose handlers do something other than ``pass``."""
+        for parent in self.parents(call):
+            if isinstance(parent, cst.Try):
+                for handler in parent.handlers:
+                    body = handler.body.body
+                    silent = all(isinstance(s, cst.SimpleStatementLine) and
+                                 all(isinstance(x, (cst.Pass, cst.Expr)) and
+                                     (isinstance(x, cst.Pass) or isinstance(x.value, cst.Ellipsis))
+                                     for x in s.body) for s in body)
+                    if not silent:
+                        return True
+                return False
+            if isinstance(parent, (cst.FunctionDef,)):
+                return False
+        return False
+
+    def _in_if_test(self, call) -> bool:
+        for parent in self.parents(call):
+            if isinstance(parent, (cst.If, cst.While)):
+                return contains(parent.test, call)
+            if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
+                return False
+        return False
+
+    def _is_exit_call(self, node) -> bool:
+        return isinstance(node, cst.Call) and bool(
+            self.qualified(node.func) & (set(apis.PROCESS_EXITS) | set(apis.HARD_EXITS)))
+
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
+def _writes_pid(statement_code: str) -> bool:
+    return "getpid" in statement_code
+
+
+def _negated(test) -> bool:
+    return isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
