@@ -35,7 +35,7 @@ class Unit:
     """A function body (or the module body / ``__main__`` block)."""
 
     name: str
-    node: cst.CSTNode
+    node: cst.CSTNode | None  # dropped once the module is analysed
     is_async: bool = False
     is_generator: bool = False
     is_contextmanager: bool = False
@@ -91,6 +91,8 @@ def parse_module(path: str, text: str) -> ModuleFacts:
         facts.error = ParseError(Span(path, 1), "Python module too deeply nested to analyse")
         return facts
     _ModuleAnalyser(path, module, metadata, facts).run()
+    for unit in facts.units.values():
+        unit.node = None  # the facts are extracted: let the syntax tree go
     return facts
 
 
