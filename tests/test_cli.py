@@ -184,3 +184,25 @@ def test_several_folders_report_only_inside_them(write_tree, monkeypatch):
     monkeypatch.chdir(root)
     doc = json.loads(invoke("check", "--format", "json", "a", "b").output)
     assert sorted(f["path"] for f in doc["findings"]) == ["a/crontab", "b/crontab"]
+
+
+def test_diff_and_fix(write_tree, monkeypatch):
+    root = write_tree({"crontab": "*/5 * * * * flock /tmp/a.lock /srv/bin/x\n"
+                                  "*/5 * * * * sh -c 'flock /tmp/b /srv/bin/y'\n"
+                                  "0 1 * * * /usr/local/bin/w"})
+    monkeypatch.chdir(root)
+    diff = invoke("check", "--diff")
+    assert diff.exit_code == 1
+    assert "-*/5 * * * * flock /tmp/a.lock /srv/bin/x\n+*/5 * * * * flock -n /tmp/a.lock" in diff.output
+    assert "\\ No newline at end of file" in diff.output
+    assert (root / "crontab").read_text().endswith("/usr/local/bin/w")  # --diff writes nothing
+    doc = json.loads(invoke("check", "--format", "json", "--select", "JOB102").output)
+    fixes = [f["fix"] for f in doc["findings"]]
+    assert fixes[0]["applicability"] == "unsafe" and fixes[0]["edits"][0]["text"] == " -n"
+    assert fixes[1] is None  # inside a quoted sh -c string: positions are not exact
+    invoke("check", "--fix")
+    assert (root / "crontab").read_text() == ("*/5 * * * * flock -n /tmp/a.lock /srv/bin/x\n"
+                                               "*/5 * * * * sh -c 'flock /tmp/b /srv/bin/y'\n"
+                                               "0 1 * * * /usr/local/bin/w\n")
+    again = invoke("check", "--diff")
+    assert again.exit_code == 0 and "+++" not in again.output

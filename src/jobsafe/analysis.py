@@ -202,7 +202,9 @@ class Builder:
         for a in execs:
             command = expand_specifiers(split_exec(a.value), instance_name)
             column = a.span.column + len("ExecStart=") + (len(a.value) - len(a.value.lstrip("-@:+!")))
-            commands.append((command, Locator(service.display, command, a.span.line, column)))
+            locate = Locator(service.display, command, a.span.line, column)
+            locate.exact = command == a.value.lstrip("-@:+!")  # no specifier expanded
+            commands.append((command, locate))
         base = service.display.rsplit("/", 1)[0] if "/" in service.display else ""
         bound_by_unit = timeout_start if unit_type == "oneshot" else runtime_max
         job = build_job(f"systemd:{timer.display}", "systemd", execs[0].span, schedule, commands,
@@ -323,7 +325,7 @@ class Builder:
         for i, (name, where) in enumerate(names):
             unterminated = result.last_entry_unterminated if i == 0 else None
             self.project.cron_files.append(CronFile(where, name, unterminated,
-                                                    bool(result.entries)))
+                                                    bool(result.entries), result.end_of_file))
 
     def _add_cron_job(self, path: str, entry, base: str) -> None:
         job = build_job(f"cron:{path}:{entry.span.line}", "cron", entry.span, entry.schedule,

@@ -99,8 +99,8 @@ def main():
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
 @click.option("--jobs", "-j", "workers", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: automatic).")
-@click.option("--fix", is_flag=True, help="Apply safe fixes (for fixable rules).")
-@click.option("--diff", is_flag=True, help="Show fixes as a diff instead of applying them.")
+@click.option("--fix", is_flag=True, help="Apply the fixes of fixable rules (JOB102, JOB110).")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no source or summary.")
 def check(paths, fmt, output, select, ignore, severity, config_file, baseline, write_baseline,
           exit_zero, statistics, no_cache, workers, fix, diff, quiet):
@@ -126,8 +126,10 @@ def check(paths, fmt, output, select, ignore, severity, config_file, baseline, w
         analysis.findings = [f for f in analysis.findings if f.fingerprint not in known]
         for f in analysis.findings:
             f.baseline_state = "new"
-    if fix or diff:
-        click.echo("jobsafe: none of the findings has an automatic fix yet", err=True)
+    if diff:  # like ruff --diff: the diff only, exit 1 when there is something to fix
+        sys.exit(1 if _apply_fixes(analysis, write=False) else 0)
+    if fix:
+        _apply_fixes(analysis, write=True)
 
     stream = open(output, "w", encoding="utf-8") if output else None
     try:
@@ -143,6 +145,34 @@ def check(paths, fmt, output, select, ignore, severity, config_file, baseline, w
         if stream is not None:
             stream.close()
     sys.exit(0 if exit_zero or not analysis.findings else 1)
+
+
+def _apply_fixes(analysis, write: bool) -> int:
+    """--diff prints the fixes; --fix writes them and drops the fixed findings.
+
+    Returns the number of files changed (or that would change)."""
+    from .fix import FixConflict, fixed_texts, plan, unified_diff
+
+    fixable = [f for f in analysis.findings if f.fix is not None]
+    if not fixable:
+        click.echo("jobsafe: no fixable findings", err=True)
+        return 0
+    try:
+        texts = fixed_texts(fixable)
+    except (FixConflict, OSError) as exc:
+        raise _Exit(f"cannot apply fixes: {exc}") from None
+    if not write:
+        for path, (original, fixed, _) in texts.items():
+            sys.stdout.write(unified_diff(path, original, fixed))
+        return len(texts)
+    for path, (_, fixed, encoding) in texts.items():
+        with open(path, "w", encoding=encoding, newline="") as fh:
+            fh.write(fixed)
+    fixed_ids = {id(f) for items in plan(fixable).values() for f in items}
+    analysis.findings = [f for f in analysis.findings if id(f) not in fixed_ids]
+    click.echo(f"jobsafe: fixed {len(fixed_ids)} finding{'s' if len(fixed_ids) != 1 else ''} "
+               f"in {len(texts)} file{'s' if len(texts) != 1 else ''}", err=True)
+    return len(texts)
 
 
 @main.command()

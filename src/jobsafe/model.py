@@ -74,6 +74,8 @@ class Guard:
     wait_seconds: float | None
     span: Span
     path: str | None = None
+    #: where "-n" would go (right after the command word), when the command line is exact
+    option_at: Span | None = None
 
 
 @dataclass(frozen=True)
@@ -232,7 +234,23 @@ class CronFile:
     span: Span  # where the file is (or where it is installed, for Dockerfile COPY)
     installed_name: str | None  # the cron.d file name, when the file is a cron.d file
     last_entry_unterminated: Span | None
-    has_entries: bool = True  # Debian ships comment-only placeholders such as .placeholder
+    has_entries: bool = True
+    end_of_file: Span | None = None  # where a final newline would go  # Debian ships comment-only placeholders such as .placeholder
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace ``span`` (an empty span inserts at its start) with ``text``."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    edits: tuple[TextEdit, ...]
+    applicability: str = "safe"  # safe: keeps the intent of the code; unsafe: changes behaviour
 
 
 @dataclass
@@ -247,6 +265,7 @@ class Finding:
     fingerprint: str = ""
     suppressed: str | None = None  # reason, when suppressed in source ("" for no reason)
     baseline_state: str | None = None
+    fix: Fix | None = None
 
     @property
     def sort_key(self) -> tuple:

@@ -18,11 +18,20 @@ def finding_dict(f: Finding) -> dict:
         "message": f.message, "job": f.job,
         "related": [{"path": r.span.path, "line": r.span.line, "message": r.message}
                     for r in f.related],
-        "fingerprint": f.fingerprint, "fix": None,
+        "fingerprint": f.fingerprint, "fix": fix_dict(f),
     }
     if f.suppressed is not None:
         data["suppression"] = {"reason": f.suppressed}
     return data
+
+
+def fix_dict(f: Finding) -> dict | None:
+    if f.fix is None:
+        return None
+    return {"message": f.fix.message, "applicability": f.fix.applicability,
+            "edits": [{"path": e.span.path, "line": e.span.line, "column": e.span.column,
+                       "end_line": e.span.end_line, "end_column": e.span.end_column,
+                       "text": e.text} for e in f.fix.edits]}
 
 
 def render_json(analysis: Analysis) -> str:

@@ -54,6 +54,17 @@ def _result(f: Finding, index: dict[str, int], baseline: bool) -> dict:
         result["relatedLocations"] = [
             {"id": i, **_location(r.span), "message": {"text": r.message}}
             for i, r in enumerate(f.related, 1)]
+    if f.fix is not None:
+        result["fixes"] = [{
+            "description": {"text": f.fix.message},
+            "artifactChanges": [{
+                "artifactLocation": {"uri": e.span.path, "uriBaseId": "%SRCROOT%"},
+                "replacements": [{
+                    "deletedRegion": {"startLine": e.span.line, "startColumn": e.span.column,
+                                      "endLine": e.span.end_line, "endColumn": e.span.end_column},
+                    "insertedContent": {"text": e.text}}],
+            } for e in f.fix.edits],
+        }]
     if f.suppressed is not None:
         sup = {"kind": "inSource", "status": "accepted"}
         if f.suppressed:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import ClassVar, Iterator
 
 from ..config import ConfigError, Settings
-from ..model import Finding, Project, Related, Severity, Span
+from ..model import Finding, Fix, Project, Related, Severity, Span
 
 
 class Rule:
@@ -39,9 +39,9 @@ class Rule:
         raise NotImplementedError
 
     def finding(self, span: Span, message: str, job: str | None = None,
-                related: tuple[Related, ...] | list[Related] = ()) -> Finding:
+                related: tuple[Related, ...] | list[Related] = (), fix: Fix | None = None) -> Finding:
         return Finding(self.id, self.name, self.settings.severity_for(self.id, self.severity),
-                       span, message, job, tuple(related))
+                       span, message, job, tuple(related), fix=fix)
 
 
 def all_rules() -> dict[str, type[Rule]]:

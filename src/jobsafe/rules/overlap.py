@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from ..model import Job, Related, Severity
+from ..model import Fix, Job, Related, Severity, TextEdit
 from ..schedule import coincide, dst_shifted_minutes, firings_of, format_duration
 from . import Rule
 from .locks import WAITING_KINDS
@@ -67,6 +67,7 @@ class BlockingLockWait(Rule):
     severity = Severity.WARNING
     summary = "The overlap guard waits for the lock instead of skipping, so runs pile up."
     sources = ("cron", "python")
+    fixable = True
 
     def check(self, project):
         seen = set()
@@ -77,12 +78,16 @@ class BlockingLockWait(Rule):
             for guard in job.guards:
                 if not _waits_too_long(guard.blocking, guard.wait_seconds, interval):
                     continue
+                fix = None
+                if guard.kind == "flock" and guard.option_at and guard.wait_seconds is None:
+                    fix = Fix("add -n: skip the run while the previous one holds the lock",
+                              (TextEdit(guard.option_at, " -n"),), "unsafe")
                 yield self.finding(
                     job.span,
                     f"`{job.schedule.text}` job waits for its {guard.kind} lock "
                     f"{_wait_text(guard.wait_seconds)} instead of skipping: slow runs queue up "
                     f"and then run back to back",
-                    job.id, [Related(guard.span, "the waiting guard")])
+                    job.id, [Related(guard.span, "the waiting guard")], fix)
             for lock in job.all_locks:
                 if lock.kind not in WAITING_KINDS or lock.span in seen or \
                         not _waits_too_long(lock.blocking, lock.wait_seconds, interval):
@@ -234,6 +239,7 @@ class CronFileIgnored(Rule):
     severity = Severity.ERROR
     summary = "cron silently skips the file (bad cron.d name) or its last entry (no newline)."
     sources = ("cron",)
+    fixable = True
 
     def check(self, project):
         for cron_file in project.cron_files:
@@ -244,9 +250,11 @@ class CronFileIgnored(Rule):
                     f"cron ignores /etc/cron.d/{name}: cron.d file names may only hold letters, "
                     f"digits, '_' and '-' (run-parts naming), so none of its jobs ever run")
             if cron_file.last_entry_unterminated is not None:
+                fix = Fix("end the file with a newline", (TextEdit(cron_file.end_of_file, "\n"),)) \
+                    if cron_file.end_of_file else None
                 yield self.finding(
                     cron_file.last_entry_unterminated,
-                    "the last crontab entry has no final newline: cron does not run it")
+                    "the last crontab entry has no final newline: cron does not run it", fix=fix)
 
 
 _STEP = re.compile(r"^(\*|\d+)/(\d+)$")

@@ -38,6 +38,7 @@ class CrontabResult:
     entries: list[CronEntry] = field(default_factory=list)
     errors: list[ParseError] = field(default_factory=list)
     last_entry_unterminated: Span | None = None
+    end_of_file: Span | None = None
 
 
 def _command_columns(line: str, start: int) -> tuple[str, list[int]]:
@@ -143,6 +144,8 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
     if last_entry_line is not None and last_entry_line == len(lines) - 1 and lines[-1].strip():
         entry = result.entries[-1]
         result.last_entry_unterminated = entry.span
+        end = len(lines) + line_base
+        result.end_of_file = Span(path, end, len(lines[-1]) + 1, end, len(lines[-1]) + 1)
     return result
 
 

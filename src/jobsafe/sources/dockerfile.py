@@ -114,5 +114,6 @@ def _run(path: str, line: int, column: int, args: str) -> list[CronEntry]:
         for entry in parsed.entries:
             entry.span = locate.span(cmd.start, cmd.end)
             entry.locator = Locator(path, entry.command, sub.line, sub.column + 1)
+            entry.locator.exact = False  # inside an echo'd string
             entries.append(entry)
     return entries

@@ -48,6 +48,8 @@ class Locator:
         self.columns = columns
         raw = text.encode("utf-8", "surrogateescape")
         self._ascii = len(raw) == len(text)
+        #: positions map one to one onto the file (not inside a re-quoted string)
+        self.exact = True
         self._line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
 
     def _char(self, byte_offset: int) -> int:
@@ -80,8 +82,11 @@ class Locator:
             start = self._char(byte_offset)
             cols = self.columns[start:start + len(text)]
             cols += [cols[-1] if cols else col] * (len(text) - len(cols))
-            return Locator(self.path, text, line, col, cols or [col])
-        return Locator(self.path, text, line, col)
+            nested = Locator(self.path, text, line, col, cols or [col])
+        else:
+            nested = Locator(self.path, text, line, col)
+        nested.exact = False  # quotes and escapes of the outer string shift positions
+        return nested
 
 
 # --------------------------------------------------------------------------- syntax
@@ -547,7 +552,8 @@ def _flock(cmd: Cmd, argv: list[Word], locate: Locator) -> tuple[Wrapper, int, W
     guard = Guard("flock", blocking=not nonblock, wait_seconds=None if nonblock else wait,
                   span=locate.span(word.start, cmd.end if command_string is None and i >= len(argv)
                                    else argv[i - 1].end),
-                  path=path.text if path is not None else None)
+                  path=path.text if path is not None else None,
+                  option_at=locate.span(word.end, word.end) if locate.exact else None)
     return Wrapper("flock", word, guard=guard), i, command_string
 
 
