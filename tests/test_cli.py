@@ -206,3 +206,12 @@ def test_diff_and_fix(write_tree, monkeypatch):
                                                "0 1 * * * /usr/local/bin/w\n")
     again = invoke("check", "--diff")
     assert again.exit_code == 0 and "+++" not in again.output
+
+
+def test_output_is_identical_across_hash_seeds():
+    target = str(FIXTURES)
+    outputs = {subprocess.run([sys.executable, "-m", "jobsafe", "check", "--format", "sarif", target],
+                              capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("0", "4242")}
+    assert len(outputs) == 1 and '"results"' in outputs.pop()
