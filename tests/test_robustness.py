@@ -159,3 +159,24 @@ def test_bad_unit_files(write_tree):
                                             "units/noexec.timer", "units/continued.service")]
     bad = [j for j in analysis.project.jobs if j.id == "systemd:units/bad.timer"][0]
     assert bad.schedule.min_interval_seconds == 1200  # the valid line still counts
+
+
+def test_hostile_yaml(write_tree, tmp_path_factory):
+    marker = tmp_path_factory.mktemp("y") / "pwned"
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9))
+    root = write_tree({
+        "k8s/bomb.yaml": "apiVersion: v1\nkind: ConfigMap\n" + bomb,
+        "k8s/tag.yaml": f"apiVersion: v1\nkind: Pod\nx: !!python/object/apply:os.system ['touch {marker}']\n",
+        "k8s/tabs.yaml": "apiVersion: v1\nkind: Pod\nspec:\n\tcontainers: []\n",
+        "k8s/dupes.yaml": "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: a}\nspec:\n"
+                          "  schedule: '*/5 * * * *'\n  schedule: '0 0 * * *'\n",
+        "k8s/latin1.yaml": "apiVersion: v1\nkind: ConfigMap\ndata: {k: \xe9t\xe9}\n".encode("latin-1"),
+        "k8s/huge.yaml": "apiVersion: v1\nkind: List\nitems:\n" + "  - {kind: ConfigMap}\n" * 60_000,
+    })
+    analysis = run_analysis(root)
+    assert not marker.exists()
+    errors = {f.span.path for f in analysis.findings if f.rule == "JOB900"}
+    assert errors == {"k8s/bomb.yaml", "k8s/tabs.yaml", "k8s/huge.yaml"}
+    dupes = [j for j in analysis.project.jobs if j.span.path == "k8s/dupes.yaml"]
+    assert [j.schedule.text for j in dupes] == ["*/5 * * * *"]  # duplicate keys: the first wins

@@ -18,7 +18,9 @@ from .model import CronFile, Finding, ParseError, Project, Schedule, Span, UnitF
 from .rules import Rule, all_rules, resolve_selector
 from .sources.crontab import looks_like_crontab, looks_like_system_crontab, parse_crontab
 from .calendar import parse_calendar
-from .schedule import ScheduleError, calendar_schedule
+from .schedule import ScheduleError, calendar_schedule, cron_schedule, expand_macro
+from .sources.kubernetes import cronjobs
+from .sources.yamlfile import TEMPLATE_VALUE, YamlError, load_documents
 from .sources.dockerfile import is_system_destination, parse_dockerfile
 from .sources.shell import Locator
 from .sources.systemd import (Assignment, UnitFile, expand_specifiers, parse_timespan, parse_unit,
@@ -89,6 +91,9 @@ class Builder:
             src = cron_sources[rel]
             self._guarded(src.file.display, lambda src=src: self._crontab(src))
         self._guarded(self.project.root, self._systemd)
+        for f in self.discovery.files:
+            if f.kind == "yaml":
+                self._guarded(f.display, lambda f=f: self._yaml(f))
         for rel, f in sorted(self.tree.python.files.items()):
             if self.tree.python.might_lock(rel):
                 self._guarded(f.display, lambda rel=rel: self._python(rel))
@@ -253,6 +258,53 @@ class Builder:
             return Schedule(text="; ".join(f"{a.value}" for a in boots), kind="reboot")
         return None
 
+    # -- YAML manifests
+    def _yaml(self, f: SourceFile) -> None:
+        text = self.read(f, report=False)
+        if text is None or "kind:" not in text:
+            self.texts.pop(f.display, None)
+            return
+        try:
+            docs = load_documents(text)
+        except YamlError as exc:
+            manifest = re.search(r"^\s*apiVersion:", text, re.M) and re.search(r"^\s*kind:", text, re.M)
+            if manifest and "{{" not in text:  # a template that does not survive: skip cleanly
+                self.project.parse_errors.append(ParseError(
+                    Span(f.display, exc.line, exc.column, exc.line, exc.column), f"invalid YAML: {exc}"))
+            return
+        base = os.path.dirname(f.rel)
+        for spec in cronjobs(f.display, docs):
+            self._cronjob(spec, base)
+
+    def _cronjob(self, spec, base: str) -> None:
+        text = spec.schedule.strip()
+        timezone = spec.timezone
+        m = re.match(r"^(?:CRON_TZ|TZ)=(\S+)\s+(.*)$", text)
+        if m:
+            timezone, text = m.group(1), m.group(2)
+        expr = expand_macro(text) or text
+        if TEMPLATE_VALUE in text:  # a Helm value: when it fires is not in the tree
+            schedule = Schedule(text=spec.schedule, kind="templated", timezone=timezone)
+        else:
+            try:
+                schedule = cron_schedule(spec.schedule, expr, timezone)
+            except ScheduleError as exc:
+                self.project.parse_errors.append(ParseError(spec.schedule_span,
+                                                            f"invalid CronJob schedule: {exc}"))
+                return
+        commands = []
+        for command, where in spec.commands:
+            locate = Locator(where.path, command, where.line, where.column)
+            locate.exact = False  # built from a YAML list, not written as one line
+            commands.append((command, locate))
+        job = build_job(f"k8s:{spec.schedule_span.path}:{spec.name}", "k8s", spec.schedule_span,
+                        schedule, commands, self.tree, base, k8s=spec.facts)
+        bounds = [b for b in (job.runtime_bound_seconds, spec.facts.active_deadline_seconds) if b]
+        self.project.jobs.append(replace(job, runtime_bound_seconds=min(bounds) if bounds else None))
+        if spec.ignore is not None:
+            codes, reason = spec.ignore
+            self.project.annotation_ignores.append((spec.object_span, codes, reason))
+
     def _python(self, rel: str) -> None:
         module = self.tree.python.module(rel)
         if module is None:
@@ -353,6 +405,9 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
         findings = [f for f in findings if f.span.path in scope or job_paths.get(f.job) in scope]
     suppressions = {path: parse_suppressions(path, text, kind)
                     for path, (kind, text) in builder.texts.items()}
+    for span, codes, reason in project.annotation_ignores:
+        suppressions.setdefault(span.path, []).append(
+            Suppression(span, -1, codes, reason, lines=(span.line, span.end_line)))
     apply_suppressions(findings, suppressions)
     if "JOB901" in rule_ids:
         findings.extend(_unused(suppressions, scope, settings))

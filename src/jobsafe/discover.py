@@ -72,6 +72,8 @@ def classify(rel: str) -> str:
         return "pyproject"
     if lower.endswith((".timer", ".service")):
         return "systemd"
+    if lower.endswith((".yaml", ".yml")):
+        return "yaml"
     if lower.endswith(".conf") and parent.endswith((".service.d", ".timer.d")):
         return "systemd-dropin"
     return "other"

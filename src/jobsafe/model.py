@@ -47,7 +47,7 @@ class Schedule:
     """When a job fires. ``text`` is the schedule as written."""
 
     text: str
-    kind: str  # "cron" | "calendar" | "interval" | "reboot"
+    kind: str  # "cron" | "calendar" | "interval" | "reboot" | "templated"
     timezone: str | None = None
     min_interval_seconds: int | None = None
     runs_per_day: float | None = None
@@ -185,6 +185,16 @@ class UnitFacts:
 
 
 @dataclass(frozen=True)
+class K8sFacts:
+    """The Kubernetes CronJob behind a k8s job."""
+
+    name: str
+    concurrency_policy: str | None  # None: not set (Kubernetes' default is Allow)
+    policy_span: Span | None = None
+    active_deadline_seconds: float | None = None
+
+
+@dataclass(frozen=True)
 class Job:
     id: str
     source: str  # cron | systemd | k8s | compose | gha | ansible | celery | ...
@@ -200,6 +210,7 @@ class Job:
     replicas: int | None = None
     replicas_evidence: Span | None = None
     unit: UnitFacts | None = None  # systemd jobs
+    k8s: K8sFacts | None = None  # Kubernetes CronJobs
 
     @property
     def runs_project_code(self) -> bool:
@@ -285,3 +296,5 @@ class Project:
     #: locks and hazards in every analysed Python module, scheduled or not
     code_locks: list[Lock] = field(default_factory=list)
     code_facts: list[CodeFact] = field(default_factory=list)
+    #: ``jobsafe.dev/ignore`` annotations: (object span, codes, reason)
+    annotation_ignores: list[tuple[Span, tuple[str, ...], str]] = field(default_factory=list)

@@ -26,6 +26,12 @@ class Suppression:
     codes: tuple[str, ...]  # empty: every rule
     reason: str
     used: bool = field(default=False)
+    lines: tuple[int, int] | None = None  # a Kubernetes object's annotation covers its lines
+
+    def covers(self, line: int) -> bool:
+        if self.lines is not None:
+            return self.lines[0] <= line <= self.lines[1]
+        return self.target_line == line
 
     def matches(self, finding: Finding) -> bool:
         if not self.codes:
@@ -68,7 +74,7 @@ def apply_suppressions(findings: list[Finding], suppressions: dict[str, list[Sup
     """Mark suppressed findings (``finding.suppressed`` holds the reason)."""
     for finding in findings:
         for sup in suppressions.get(finding.span.path, ()):
-            if sup.target_line == finding.span.line and sup.matches(finding):
+            if sup.covers(finding.span.line) and sup.matches(finding):
                 sup.used = True
                 finding.suppressed = sup.reason
                 break

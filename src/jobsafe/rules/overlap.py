@@ -150,6 +150,15 @@ class NoRuntimeBound(Rule):
                     f"`{job.schedule.text}` job is guarded by {kind} but has no time limit: one "
                     f"hung run holds the lock and every later run is skipped, silently",
                     job.id)
+            elif job.source == "k8s" and job.k8s is not None:
+                if job.k8s.concurrency_policy != "Forbid":
+                    continue  # without Forbid a hung Job does not block the next (JOB105 instead)
+                yield self.finding(
+                    job.span,
+                    f"CronJob {job.k8s.name} forbids concurrent runs but sets no "
+                    f"activeDeadlineSeconds: one hung Job blocks every later run, silently",
+                    job.id, [Related(job.k8s.policy_span, "concurrencyPolicy: Forbid")]
+                    if job.k8s.policy_span else [])
             elif job.source == "systemd" and job.unit is not None:
                 if job.unit.type == "oneshot":
                     missing = "Type=oneshot has no start timeout by default: set TimeoutStartSec="
@@ -160,6 +169,33 @@ class NoRuntimeBound(Rule):
                     f"timer-started service has no time limit ({missing}): one hung run keeps "
                     f"the unit active and the timer never starts it again",
                     job.id, [Related(job.unit.timer, "timer")])
+
+
+class CronJobAllowsOverlap(Rule):
+    id = "JOB105"
+    name = "cronjob-allows-overlap"
+    severity = Severity.WARNING
+    summary = "A Kubernetes CronJob that allows concurrent runs, with no cluster lock in its code."
+    sources = ("k8s",)
+
+    def check(self, project):
+        for job in project.jobs:
+            if job.k8s is None or job.k8s.concurrency_policy not in (None, "Allow"):
+                continue
+            if any(lock.scope == "cluster" for lock in job.guard_locks):
+                continue
+            if any(t.entry.mentions_lock for t in job.targets if t.entry and t.role == "run"):
+                continue
+            how = "concurrencyPolicy: Allow" if job.k8s.concurrency_policy else \
+                "no concurrencyPolicy (the default is Allow)"
+            longer = f"longer than {interval_text(job)}" if job.schedule.min_interval_seconds \
+                else "past the next firing"
+            yield self.finding(
+                job.span,
+                f"CronJob {job.k8s.name} (`{job.schedule.text}`) has {how}: a Job that runs "
+                f"{longer} gets a second one started beside it",
+                job.id, [Related(job.k8s.policy_span, "concurrencyPolicy")]
+                if job.k8s.policy_span else [])
 
 
 class TimerRunsOnce(Rule):

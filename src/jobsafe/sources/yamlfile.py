@@ -1,0 +1,124 @@
+"""YAML with positions, safely: PyYAML composes the node graph (nothing is constructed, so
+tags such as ``!!python/object`` never run), and jobsafe turns it into plain values that
+remember their line and column.
+
+Aliases are expanded at most once per node and the total size is bounded, so exponential
+alias "bombs" end quickly. Templated YAML (Helm's ``{{ … }}``) is read where its structure
+survives: expressions become placeholders, template-only lines become blank, and line
+numbers stay those of the file.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+MAX_NODES = 200_000
+#: manifests are small; a larger YAML file is data, and composing it costs about a second
+#: per MiB even with libyaml
+MAX_BYTES = 1024 * 1024
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it
+TEMPLATE_VALUE = "<template>"
+_TEMPLATE_LINE = re.compile(r"^\s*\{\{-?.*?-?\}\}\s*$")
+_TEMPLATE_EXPR = re.compile(r"\{\{-?.*?-?\}\}")
+
+
+class YamlError(Exception):
+    def __init__(self, message: str, line: int = 1, column: int = 1):
+        super().__init__(message)
+        self.line, self.column = line, column
+
+
+@dataclass
+class YNode:
+    """A YAML value with its position (1-based)."""
+
+    value: object  # dict[str, YNode] | list[YNode] | str | None
+    line: int
+    column: int
+    end_line: int
+    key_line: int = 0  # for mapping values: the line of the key
+    tag: str = ""
+    children_lines: tuple[int, int] = field(default=(0, 0))
+
+    def get(self, *path, default=None) -> "YNode | None":
+        node = self
+        for key in path:
+            if not isinstance(node, YNode) or not isinstance(node.value, dict) or key not in node.value:
+                return default
+            node = node.value[key]
+        return node
+
+    def text(self, *path) -> str | None:
+        node = self.get(*path)
+        if node is None or isinstance(node.value, (dict, list)):
+            return None
+        return None if node.value is None else str(node.value)
+
+    def items(self):
+        return self.value.items() if isinstance(self.value, dict) else ()
+
+    def list(self) -> list["YNode"]:
+        return self.value if isinstance(self.value, list) else []
+
+
+def untemplate(text: str) -> str:
+    """Make Helm-style templates parseable without moving any line."""
+    out = []
+    for line in text.split("\n"):
+        if _TEMPLATE_LINE.match(line):
+            out.append("")
+        else:
+            out.append(_TEMPLATE_EXPR.sub(TEMPLATE_VALUE, line))
+    return "\n".join(out)
+
+
+def load_documents(text: str) -> list[YNode]:
+    """Every document of a YAML stream; raise YamlError with the problem's position."""
+    if len(text) > MAX_BYTES:
+        raise YamlError(f"YAML file too large to analyse ({len(text) // 1024} KiB, limit "
+                        f"{MAX_BYTES // 1024} KiB)")
+    templated = "{{" in text
+    source = untemplate(text) if templated else text
+    try:
+        roots = list(yaml.compose_all(source, Loader=_LOADER))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.context_mark or exc.problem_mark  # where the broken construct starts
+        raise YamlError(f"{exc.problem or exc.context or 'invalid YAML'}",
+                        (mark.line + 1) if mark else 1, (mark.column + 1) if mark else 1) from None
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:
+        raise YamlError(f"invalid YAML: {str(exc)[:80]}") from None
+    budget = [MAX_NODES]
+    return [_convert(root, budget, set()) for root in roots if root is not None]
+
+
+def _convert(node, budget: list[int], expanding: set[int]) -> YNode:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise YamlError("YAML too large or too many aliases to analyse", node.start_mark.line + 1)
+    start, end = node.start_mark, node.end_mark
+    if isinstance(node, yaml.MappingNode):
+        if id(node) in expanding:
+            raise YamlError("recursive YAML alias", start.line + 1)
+        expanding.add(id(node))
+        value: dict = {}
+        for key, child in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            converted = _convert(child, budget, expanding)
+            converted.key_line = key.start_mark.line + 1
+            value.setdefault(str(key.value), converted)  # duplicate keys: the first wins
+        expanding.discard(id(node))
+        return YNode(value, start.line + 1, start.column + 1, end.line + 1, tag=node.tag)
+    if isinstance(node, yaml.SequenceNode):
+        if id(node) in expanding:
+            raise YamlError("recursive YAML alias", start.line + 1)
+        expanding.add(id(node))
+        items = [_convert(child, budget, expanding) for child in node.value]
+        expanding.discard(id(node))
+        return YNode(items, start.line + 1, start.column + 1, end.line + 1, tag=node.tag)
+    value = node.value
+    if node.tag.endswith(":null") or (node.style is None and value in ("", "~", "null", "Null", "NULL")):
+        value = None
+    return YNode(value, start.line + 1, start.column + 1, end.line + 1, tag=node.tag)
