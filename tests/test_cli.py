@@ -215,3 +215,14 @@ def test_output_is_identical_across_hash_seeds():
                               env={**os.environ, "PYTHONHASHSEED": seed}).stdout
                for seed in ("0", "4242")}
     assert len(outputs) == 1 and '"results"' in outputs.pop()
+
+
+def test_configured_replicas_make_host_locks_insufficient(write_tree, monkeypatch):
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m flock -n /tmp/x /srv/bin/sync.py\n",
+                       "bin/sync.py": SYNC})
+    monkeypatch.chdir(root)
+    assert "JOB301" not in invoke("check").output  # unknown topology: no finding
+    (root / ".jobsafe.toml").write_text("replicas = 4\n")
+    doc = json.loads(invoke("check", "--format", "json").output)
+    (finding,) = [f for f in doc["findings"] if f["rule"] == "JOB301"]
+    assert finding["related"][0] == {"path": ".jobsafe.toml", "line": 1, "message": "4 replicas"}

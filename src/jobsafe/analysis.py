@@ -19,6 +19,7 @@ from .rules import Rule, all_rules, resolve_selector
 from .sources.crontab import looks_like_crontab, looks_like_system_crontab, parse_crontab
 from .calendar import parse_calendar
 from .schedule import ScheduleError, calendar_schedule, cron_schedule, expand_macro
+from .sources.compose import compose_replicas
 from .sources.kubernetes import cronjobs
 from .sources.yamlfile import TEMPLATE_VALUE, YamlError, load_documents
 from .sources.dockerfile import is_system_destination, parse_dockerfile
@@ -58,6 +59,10 @@ class Builder:
         self.root, self.cwd, self.settings = root, cwd, settings
         self.discovery = discover(root, cwd, settings.extend_exclude)
         self.texts: dict[str, tuple[str, str]] = {}  # display path -> (kind, text)
+        #: display path of a crontab -> display path of the Dockerfile that installs it
+        self.installed_by: dict[str, str] = {}
+        #: display path of a Dockerfile -> (replicas, evidence) from a compose file
+        self.image_replicas: dict[str, tuple[int, Span]] = {}
         self.tree = Tree(self.discovery, self.texts)
         self.project = Project(root=os.path.relpath(root, cwd).replace(os.sep, "/"))
 
@@ -94,6 +99,7 @@ class Builder:
         for f in self.discovery.files:
             if f.kind == "yaml":
                 self._guarded(f.display, lambda f=f: self._yaml(f))
+        self._topology()
         for rel, f in sorted(self.tree.python.files.items()):
             if self.tree.python.might_lock(rel):
                 self._guarded(f.display, lambda rel=rel: self._python(rel))
@@ -261,7 +267,7 @@ class Builder:
     # -- YAML manifests
     def _yaml(self, f: SourceFile) -> None:
         text = self.read(f, report=False)
-        if text is None or "kind:" not in text:
+        if text is None or ("kind:" not in text and "services:" not in text):
             self.texts.pop(f.display, None)
             return
         try:
@@ -275,6 +281,9 @@ class Builder:
         base = os.path.dirname(f.rel)
         for spec in cronjobs(f.display, docs):
             self._cronjob(spec, base)
+        for doc in docs:
+            for dockerfile, replicas, evidence in compose_replicas(f.rel, doc, self.tree.files):
+                self.image_replicas[self.tree.files[dockerfile].display] = (replicas, evidence)
 
     def _cronjob(self, spec, base: str) -> None:
         text = spec.schedule.strip()
@@ -304,6 +313,22 @@ class Builder:
         if spec.ignore is not None:
             codes, reason = spec.ignore
             self.project.annotation_ignores.append((spec.object_span, codes, reason))
+
+    # -- topology
+    def _topology(self) -> None:
+        """How many copies of each job run: compose services built from the Dockerfile
+        that installs the crontab, else ``replicas`` from the configuration."""
+        configured = None
+        if self.settings.replicas and self.settings.replicas > 1 and self.settings.source:
+            source = os.path.relpath(self.settings.source, self.cwd).replace(os.sep, "/")
+            configured = (self.settings.replicas, Span(source, 1))
+        for i, job in enumerate(self.project.jobs):
+            dockerfile = job.span.path if job.span.path in self.image_replicas else \
+                self.installed_by.get(job.span.path)
+            found = self.image_replicas.get(dockerfile) if dockerfile else None
+            found = found or configured
+            if found is not None and job.replicas is None:
+                self.project.jobs[i] = replace(job, replicas=found[0], replicas_evidence=found[1])
 
     def _python(self, rel: str) -> None:
         module = self.tree.python.module(rel)
@@ -335,6 +360,7 @@ class Builder:
                 for rel in self._context_files(base, src):
                     target = cron_sources.setdefault(rel, _CronSource(self.tree.files[rel]))
                     target.system = is_system_destination(hint.dest)
+                    self.installed_by[self.tree.files[rel].display] = f.display
                     if hint.dest.startswith("/etc/cron.d"):
                         name = rel.rsplit("/", 1)[-1] if hint.dest.endswith(("/", "cron.d")) \
                             else hint.dest.rsplit("/", 1)[-1]

@@ -1,7 +1,7 @@
 """Rules: one class per rule, registered by subclassing ``Rule``.
 
 Rules read the ``Project`` model only, never file syntax. Each family lives in its own
-module: overlap (1xx), locks (2xx), idempotency (4xx), meta (9xx).
+module: overlap (1xx), locks (2xx), topology (3xx), idempotency (4xx), meta (9xx).
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class Rule:
 
 def all_rules() -> dict[str, type[Rule]]:
     """Every registered rule, by id (importing the families registers them)."""
-    from . import idempotency, locks, meta, overlap  # noqa: F401
+    from . import idempotency, locks, meta, overlap, topology  # noqa: F401
 
     return dict(sorted(Rule.registry.items()))
 

@@ -1,0 +1,32 @@
+"""3xx: the lock's scope is smaller than the job's."""
+from __future__ import annotations
+
+from ..model import Related, Severity
+from . import Rule
+
+
+class HostLocalLockMultiNode(Rule):
+    id = "JOB301"
+    name = "host-local-lock-multi-node"
+    severity = Severity.ERROR
+    summary = "A job guarded only by a host-local lock, deployed on more than one node."
+    sources = ("cron", "systemd", "k8s", "compose", "python")
+
+    def check(self, project):
+        for job in sorted(project.jobs, key=lambda j: j.span):
+            if not job.replicas or job.replicas <= 1 or job.replicas_evidence is None:
+                continue
+            locks = job.guard_locks
+            if any(lock.scope == "cluster" for lock in locks):
+                continue
+            guard = job.guards[0].span if job.guards else (locks[0].span if locks else None)
+            if guard is None:
+                continue  # no lock at all: JOB101/JOB105 say so
+            kind = job.guards[0].kind if job.guards else locks[0].kind
+            yield self.finding(
+                guard,
+                f"{kind} only keeps runs apart on one host, but `{job.schedule.text}` runs on "
+                f"{job.replicas} replicas: every replica starts its own copy; use a cluster "
+                f"lock (Redis, a database advisory lock) or run the schedule once",
+                job.id, [Related(job.replicas_evidence, f"{job.replicas} replicas"),
+                         Related(job.span, "scheduled here")])
