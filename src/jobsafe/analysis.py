@@ -14,13 +14,15 @@ from .config import Settings
 from .discover import (SourceFile, discover, find_root, is_sniffable, read_text,
                        sniff_head)
 from .link import Tree, build_job
-from .model import CronFile, Finding, ParseError, Project, Schedule, Span, UnitFacts
+from .model import (CronFile, Finding, Job, ParseError, Project, Schedule, Span, UnitFacts,
+                    WorkflowFacts)
 from .rules import Rule, all_rules, resolve_selector
 from .sources.crontab import looks_like_crontab, looks_like_system_crontab, parse_crontab
 from .calendar import parse_calendar
 from .schedule import ScheduleError, calendar_schedule, cron_schedule, expand_macro
 from .sources.compose import compose_replicas
 from .sources.kubernetes import cronjobs
+from .sources.workflows import is_workflow, scheduled_workflow
 from .sources.yamlfile import TEMPLATE_VALUE, YamlError, load_documents
 from .sources.dockerfile import is_system_destination, parse_dockerfile
 from .sources.shell import Locator
@@ -267,13 +269,15 @@ class Builder:
     # -- YAML manifests
     def _yaml(self, f: SourceFile) -> None:
         text = self.read(f, report=False)
-        if text is None or ("kind:" not in text and "services:" not in text):
+        workflow = is_workflow(f.rel)
+        if text is None or ("kind:" not in text and "services:" not in text and not workflow):
             self.texts.pop(f.display, None)
             return
         try:
             docs = load_documents(text)
         except YamlError as exc:
-            manifest = re.search(r"^\s*apiVersion:", text, re.M) and re.search(r"^\s*kind:", text, re.M)
+            manifest = workflow or (re.search(r"^\s*apiVersion:", text, re.M)
+                                    and re.search(r"^\s*kind:", text, re.M))
             if manifest and "{{" not in text:  # a template that does not survive: skip cleanly
                 self.project.parse_errors.append(ParseError(
                     Span(f.display, exc.line, exc.column, exc.line, exc.column), f"invalid YAML: {exc}"))
@@ -281,6 +285,10 @@ class Builder:
         base = os.path.dirname(f.rel)
         for spec in cronjobs(f.display, docs):
             self._cronjob(spec, base)
+        for doc in docs if workflow else ():
+            scheduled = scheduled_workflow(f.display, doc)
+            if scheduled is not None:
+                self._workflow(scheduled)
         for doc in docs:
             for dockerfile, replicas, evidence in compose_replicas(f.rel, doc, self.tree.files):
                 self.image_replicas[self.tree.files[dockerfile].display] = (replicas, evidence)
@@ -313,6 +321,19 @@ class Builder:
         if spec.ignore is not None:
             codes, reason = spec.ignore
             self.project.annotation_ignores.append((spec.object_span, codes, reason))
+
+    def _workflow(self, workflow) -> None:
+        for cron, span in workflow.crons:
+            try:
+                schedule = cron_schedule(cron, cron)  # GitHub runs schedules in UTC
+            except ScheduleError as exc:
+                self.project.parse_errors.append(ParseError(span, f"invalid schedule: {exc}"))
+                continue
+            self.project.jobs.append(Job(
+                id=f"gha:{span.path}:{span.line}", source="gha", span=span, schedule=schedule,
+                command=workflow.name, workflow=WorkflowFacts(
+                    workflow.name, workflow.concurrency, workflow.state_change,
+                    workflow.state_what)))
 
     # -- topology
     def _topology(self) -> None:

@@ -195,6 +195,16 @@ class K8sFacts:
 
 
 @dataclass(frozen=True)
+class WorkflowFacts:
+    """A GitHub Actions workflow run by ``on.schedule``."""
+
+    name: str
+    concurrency: bool  # a concurrency group at workflow or job level
+    state_change: Span | None  # the first step that changes external state
+    state_what: str = ""
+
+
+@dataclass(frozen=True)
 class Job:
     id: str
     source: str  # cron | systemd | k8s | compose | gha | ansible | celery | ...
@@ -211,6 +221,7 @@ class Job:
     replicas_evidence: Span | None = None
     unit: UnitFacts | None = None  # systemd jobs
     k8s: K8sFacts | None = None  # Kubernetes CronJobs
+    workflow: WorkflowFacts | None = None  # GitHub Actions
 
     @property
     def runs_project_code(self) -> bool:

@@ -198,6 +198,26 @@ class CronJobAllowsOverlap(Rule):
                 if job.k8s.policy_span else [])
 
 
+class WorkflowScheduleOverlap(Rule):
+    id = "JOB108"
+    name = "workflow-schedule-overlap"
+    severity = Severity.WARNING
+    summary = "A scheduled GitHub Actions workflow that changes external state, with no concurrency."
+    sources = ("gha",)
+
+    def check(self, project):
+        for job in project.jobs:
+            wf = job.workflow
+            if wf is None or wf.concurrency or wf.state_change is None:
+                continue
+            yield self.finding(
+                job.span,
+                f"scheduled workflow {wf.name!r} (`{job.schedule.text}`) has no `concurrency:` "
+                f"group and changes external state ({wf.state_what}): a slow or queued run "
+                f"overlaps the next one",
+                job.id, [Related(wf.state_change, "changes external state")])
+
+
 class TimerRunsOnce(Rule):
     id = "JOB109"
     name = "timer-runs-once"

@@ -1,0 +1,60 @@
+"""GitHub Actions workflows: ``on.schedule`` as scheduled jobs."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..model import Span
+from .yamlfile import YNode
+
+#: commands and actions that change something outside the runner
+_STATEFUL_RUN = re.compile(
+    r"\bgit\s+push\b|\bdeploy|\bkubectl\s+(?:apply|rollout|delete|scale|set)\b|"
+    r"\bhelm\s+(?:upgrade|install)\b|\bterraform\s+(?:apply|destroy)\b|\baws\s+\w|\bgcloud\s|"
+    r"\baz\s+\w|\bcurl\b[^\n]*(?:-X\s*(?:POST|PUT|PATCH|DELETE)|--data|-d\s)|\bgh\s+(?:release|pr|issue)\b|"
+    r"\bnpm\s+publish\b|\btwine\s+upload\b|\bdocker\s+push\b|\bpsql\b|\bmysql\b|\bmanage\.py\b|"
+    r"\bansible-playbook\b|\brsync\b|\bscp\b|\bssh\b", re.I)
+_STATEFUL_ACTION = re.compile(
+    r"deploy|publish|release|gh-pages|aws-actions/|azure/|google-github-actions/|"
+    r"peter-evans/create-pull-request|stefanzweifel/git-auto-commit|EndBug/add-and-commit|"
+    r"softprops/action-gh-release|docker/build-push-action|pypa/gh-action-pypi-publish|"
+    r"actions/github-script", re.I)
+
+
+@dataclass
+class ScheduledWorkflow:
+    name: str
+    crons: list[tuple[str, Span]]
+    concurrency: bool
+    state_change: Span | None  # the first step that changes external state
+    state_what: str
+
+
+def is_workflow(rel: str) -> bool:
+    return "/.github/workflows/" in f"/{rel}" and rel.endswith((".yml", ".yaml"))
+
+
+def scheduled_workflow(path: str, doc: YNode) -> ScheduledWorkflow | None:
+    on = doc.get("on") or doc.get("true")
+    schedule = on.get("schedule") if on is not None else None
+    if schedule is None:
+        return None
+    crons = []
+    for item in schedule.list():
+        cron = item.get("cron")
+        if cron is not None and cron.value:
+            crons.append((str(cron.value), Span(path, cron.key_line or cron.line)))
+    if not crons:
+        return None
+    jobs = doc.get("jobs")
+    concurrency = doc.get("concurrency") is not None
+    state, what = None, ""
+    for _, job in (jobs.items() if jobs is not None else []):
+        concurrency = concurrency or job.get("concurrency") is not None
+        for step in (job.get("steps").list() if job.get("steps") else []):
+            run, uses = step.text("run"), step.text("uses")
+            if state is None and run and _STATEFUL_RUN.search(run):
+                state, what = Span(path, step.line), _STATEFUL_RUN.search(run).group(0).strip()
+            elif state is None and uses and _STATEFUL_ACTION.search(uses):
+                state, what = Span(path, step.line), uses
+    return ScheduledWorkflow(doc.text("name") or path, crons, concurrency, state, what)
