@@ -21,6 +21,7 @@ from .sources.crontab import looks_like_crontab, looks_like_system_crontab, pars
 from .calendar import parse_calendar
 from .schedule import ScheduleError, calendar_schedule, cron_schedule, expand_macro
 from .sources.compose import compose_replicas
+from .sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
 from .sources.kubernetes import cronjobs
 from .sources.workflows import is_workflow, scheduled_workflow
 from .sources.yamlfile import TEMPLATE_VALUE, YamlError, load_documents
@@ -65,6 +66,7 @@ class Builder:
         self.installed_by: dict[str, str] = {}
         #: display path of a Dockerfile -> (replicas, evidence) from a compose file
         self.image_replicas: dict[str, tuple[int, Span]] = {}
+        self.ansible_docs: list[tuple[SourceFile, list]] = []
         self.tree = Tree(self.discovery, self.texts)
         self.project = Project(root=os.path.relpath(root, cwd).replace(os.sep, "/"))
 
@@ -101,6 +103,7 @@ class Builder:
         for f in self.discovery.files:
             if f.kind == "yaml":
                 self._guarded(f.display, lambda f=f: self._yaml(f))
+        self._guarded(self.project.root, self._ansible)
         self._topology()
         for rel, f in sorted(self.tree.python.files.items()):
             if self.tree.python.might_lock(rel):
@@ -270,7 +273,9 @@ class Builder:
     def _yaml(self, f: SourceFile) -> None:
         text = self.read(f, report=False)
         workflow = is_workflow(f.rel)
-        if text is None or ("kind:" not in text and "services:" not in text and not workflow):
+        ansible = _ANSIBLE_HINTS.search(text) is not None if text else False
+        if text is None or ("kind:" not in text and "services:" not in text and not workflow
+                            and not ansible):
             self.texts.pop(f.display, None)
             return
         try:
@@ -292,6 +297,8 @@ class Builder:
         for doc in docs:
             for dockerfile, replicas, evidence in compose_replicas(f.rel, doc, self.tree.files):
                 self.image_replicas[self.tree.files[dockerfile].display] = (replicas, evidence)
+        if ansible:
+            self.ansible_docs.append((f, docs))
 
     def _cronjob(self, spec, base: str) -> None:
         text = spec.schedule.strip()
@@ -334,6 +341,51 @@ class Builder:
                 command=workflow.name, workflow=WorkflowFacts(
                     workflow.name, workflow.concurrency, workflow.state_change,
                     workflow.state_what)))
+
+    # -- Ansible
+    def _ansible(self) -> None:
+        groups: dict[str, tuple[int, Span]] = {}
+        for f in self.discovery.files:
+            if f.kind == "ansible-inventory":
+                text = self.read(f, report=False)
+                if text is not None:
+                    groups.update(ini_inventory(f.display, text))
+        role_hosts: dict[str, str] = {}
+        for f, docs in self.ansible_docs:
+            for doc in docs:
+                if isinstance(doc.value, dict) and doc.get("all") is not None:
+                    groups.update(yaml_inventory(f.display, doc))
+                role_hosts.update(play_roles(doc))
+        for f, docs in self.ansible_docs:
+            for doc in docs:
+                for task in cron_tasks(f.display, doc, role_hosts):
+                    self._guarded(f.display, lambda task=task, f=f: self._cron_task(task, f, groups))
+
+    def _cron_task(self, task, f: SourceFile, groups) -> None:
+        text = task.schedule
+        expr = expand_macro(text) or text
+        if text == "@reboot":
+            schedule = Schedule(text=text, kind="reboot")
+        elif "{{" in text or TEMPLATE_VALUE in text:
+            schedule = Schedule(text=text, kind="templated")
+        else:
+            try:
+                schedule = cron_schedule(text, expr)
+            except ScheduleError as exc:
+                self.project.parse_errors.append(ParseError(task.task_span, f"invalid cron task "
+                                                                            f"schedule: {exc}"))
+                return
+        locate = Locator(task.span.path, task.command, task.span.line, 1)
+        locate.exact = False
+        replicas = groups.get(task.hosts) if task.hosts else None
+        job = build_job(f"ansible:{task.span.path}:{task.span.line}", "cron", task.span, schedule,
+                        [(task.command, locate)], self.tree, os.path.dirname(f.rel), task.user,
+                        replicas=replicas[0] if replicas and replicas[0] > 1 else None,
+                        replicas_evidence=replicas[1] if replicas and replicas[0] > 1 else None)
+        self.project.jobs.append(job)
+        if task.cron_file:
+            self.project.cron_files.append(CronFile(task.task_span,
+                                                    task.cron_file.rsplit("/", 1)[-1], None))
 
     # -- topology
     def _topology(self) -> None:
@@ -476,6 +528,10 @@ def _unit_precedence(path: str) -> int:
         if marker in path:
             return rank
     return 9
+
+
+_ANSIBLE_HINTS = re.compile(r"^\s*-?\s*(?:ansible\.(?:builtin|legacy)\.)?cron:|^\s*-?\s*hosts:|"
+                            r"^all:\s*$", re.M)
 
 
 def _yes(assignment: Assignment | None) -> bool:

@@ -74,6 +74,9 @@ def classify(rel: str) -> str:
         return "systemd"
     if lower.endswith((".yaml", ".yml")):
         return "yaml"
+    if lower in ("hosts", "inventory", "hosts.ini", "inventory.ini") or (
+            lower.endswith(".ini") and any(p in ("inventory", "inventories") for p in parts[:-1])):
+        return "ansible-inventory"
     if lower.endswith(".conf") and parent.endswith((".service.d", ".timer.d")):
         return "systemd-dropin"
     return "other"
