@@ -14,8 +14,9 @@ from .config import Settings
 from .discover import (SourceFile, discover, find_root, is_sniffable, read_text,
                        sniff_head)
 from .link import Tree, build_job
-from .model import (CronFile, Finding, Job, ParseError, Project, Schedule, Span, UnitFacts,
-                    WorkflowFacts)
+from .sources.python.index import entry_code, resolve_function
+from .model import (CronFile, Entry, Finding, Job, ParseError, Project, Schedule, Span, Target,
+                    UnitFacts, WorkflowFacts)
 from .rules import Rule, all_rules, resolve_selector
 from .sources.crontab import looks_like_crontab, looks_like_system_crontab, parse_crontab
 from .calendar import parse_calendar
@@ -342,6 +343,35 @@ class Builder:
                     workflow.name, workflow.concurrency, workflow.state_change,
                     workflow.state_what)))
 
+    def _scheduled_call(self, rel: str, call) -> None:
+        if call.cron:
+            try:
+                schedule = cron_schedule(call.text or call.cron, call.cron)
+            except ScheduleError as exc:
+                self.project.parse_errors.append(ParseError(call.span, f"invalid schedule: {exc}"))
+                return
+        elif call.interval:
+            schedule = Schedule(text=call.text, kind="interval",
+                                min_interval_seconds=int(call.interval),
+                                runs_per_day=round(86400 / call.interval, 4))
+        else:
+            schedule = Schedule(text=call.text, kind="templated")
+        index = self.tree.python
+        found = resolve_function(index, rel, call.target)
+        entry = None
+        if found is not None:
+            module_rel, function = found
+            locks, hazards, parsed = entry_code(index, module_rel, "function", function)
+            if parsed:
+                entry = Entry(index.files[module_rel].display, "function", function, locks,
+                              facts=hazards)
+        identity = f"{entry.path}::{entry.function}" if entry else call.target
+        target = Target((call.target,), call.span, True, entry, identity)
+        self.project.jobs.append(Job(
+            id=f"{call.source}:{call.span.path}:{call.span.line}", source=call.source,
+            span=call.span, schedule=schedule, command=call.text or call.target,
+            targets=(target,)))
+
     # -- Ansible
     def _ansible(self) -> None:
         groups: dict[str, tuple[int, Span]] = {}
@@ -407,6 +437,8 @@ class Builder:
         module = self.tree.python.module(rel)
         if module is None:
             return
+        for call in module.schedules:
+            self._guarded(module.path, lambda call=call: self._scheduled_call(rel, call))
         for unit in module.units.values():
             self.project.code_locks.extend(unit.locks)
             self.project.code_facts.extend(unit.facts)

@@ -23,7 +23,8 @@ def interval_text(job: Job) -> str:
 def work_text(job: Job) -> str:
     target = next((t for t in job.targets if t.project_code), None)
     if target is not None and target.entry is not None:
-        return target.entry.path
+        entry = target.entry
+        return f"{entry.path}:{entry.function}()" if entry.kind == "function" else entry.path
     if target is not None:
         return " ".join(target.argv)[:60]
     return job.command[:60]

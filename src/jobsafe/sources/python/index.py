@@ -18,7 +18,8 @@ VOCABULARY = re.compile(
     r"lock|Lock|LOCK|acquire|setnx|nx\s*=|advisory|GET_LOCK|O_EXCL|pid|\.add\(|exists|"
     r"SingleInstance|PidFile|Redlock|QueueOnce|"
     r"idempoten|Idempoten|dedup|Dedup|ClientToken|ClientRequestToken|Request-Id|stripe|"
-    r"run_instances|send_message|create_payment|payments|uuid|now\(|time\(|random|secrets")
+    r"run_instances|send_message|create_payment|payments|uuid|now\(|time\(|random|secrets|"
+    r"beat_schedule|CELERYBEAT|add_job|scheduled_job|every\(|periodic_task|CRONJOBS")
 _MAX_UNITS = 400
 
 
@@ -128,6 +129,14 @@ class PythonIndex:
             if target_rel is not None:
                 return target_rel, ".".join(parts[cut:])
         return None
+
+
+def resolve_function(index: PythonIndex, rel: str, name: str) -> tuple[str, str] | None:
+    """(module rel, function) for a dotted or local name used in module ``rel``."""
+    facts = index.module(rel)
+    if facts is None:
+        return None
+    return index._resolve_call(rel, facts, "", name)
 
 
 def entry_code(index: PythonIndex, rel: str, kind: str, function: str | None

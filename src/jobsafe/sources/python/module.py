@@ -23,6 +23,7 @@ from . import apis
 from .hazards import Hazards
 from .idempotency import helper_origins, key_facts
 from .lock_calls import LockCalls
+from .schedulers import scheduled_calls
 from .syntax import ParentMap, contains, dotted, is_main_guard
 from .values import Evaluator, argument
 
@@ -56,6 +57,8 @@ class ModuleFacts:
     error: ParseError | None = None
     has_main: bool = False
     too_large: bool = False  # generated code, usually: skipped unless a job runs it
+    #: jobs declared to in-process schedulers (Celery beat, APScheduler, ...)
+    schedules: list = field(default_factory=list)
 
 
 def parse_module(path: str, text: str) -> ModuleFacts:
@@ -264,6 +267,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
         self._module_prepass()
         units = self._collect_units()
         self.helpers = helper_origins(self, units)
+        self.facts.schedules = scheduled_calls(self, self.order)
         for unit in units:
             self._analyse_unit(unit)
             self.facts.units[unit.name] = unit

@@ -1,0 +1,174 @@
+"""In-process schedulers declared in Python: Celery beat, APScheduler, ``schedule``, Huey, and
+django-crontab's ``CRONJOBS``. Each entry becomes a scheduled job linked to the function it
+runs, so the lock and idempotency analysis applies to it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ...model import Span
+from .values import argument
+
+_CELERY_CRONTAB = {"celery.schedules.crontab"}
+_HUEY_PERIODIC = {"periodic_task", "db_periodic_task"}
+_APS_DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+_UNITS = {"second": 1, "seconds": 1, "minute": 60, "minutes": 60, "hour": 3600, "hours": 3600,
+          "day": 86400, "days": 86400, "week": 604800, "weeks": 604800}
+
+
+@dataclass
+class ScheduledCall:
+    source: str  # celery | apscheduler | schedule | huey | cron (django-crontab)
+    span: Span
+    target: str  # dotted name (or local function name) of what runs
+    cron: str | None = None  # a five-field expression
+    interval: float | None = None  # seconds
+    text: str = ""
+    max_instances: int | None = None  # APScheduler
+
+
+def scheduled_calls(an, nodes) -> list[ScheduledCall]:
+    found: list[ScheduledCall] = []
+    for node in nodes:
+        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Dict, cst.List)):
+            target = an.code(node.targets[0].target)
+            if target.endswith(("beat_schedule", "CELERYBEAT_SCHEDULE", "CELERY_BEAT_SCHEDULE")) \
+                    and isinstance(node.value, cst.Dict):
+                found += _beat_schedule(an, node.value)
+            elif target == "CRONJOBS" and isinstance(node.value, cst.List):
+                found += _cronjobs(an, node.value)
+        elif isinstance(node, cst.Call):
+            found += _call(an, node)
+        elif isinstance(node, cst.FunctionDef):
+            found += _decorated(an, node)
+    return found
+
+
+def _beat_schedule(an, value: cst.Dict) -> list[ScheduledCall]:
+    out = []
+    for element in value.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(element.value, cst.Dict):
+            continue
+        entry = {an.eval.string(e.key): e.value for e in element.value.elements
+                 if isinstance(e, cst.DictElement)}
+        task = an.eval.string(entry.get("task"))
+        if not task or "schedule" not in entry:
+            continue
+        cron, interval, text = _celery_schedule(an, entry["schedule"])
+        out.append(ScheduledCall("celery", an.span(element), task, cron, interval, text))
+    return out
+
+
+def _celery_schedule(an, node):
+    if isinstance(node, cst.Call) and (an.qualified(node.func) & _CELERY_CRONTAB or
+                                       an.code(node.func) == "crontab"):
+        fields = []
+        for key, pos in (("minute", 0), ("hour", 1), ("day_of_month", 3), ("month_of_year", 4),
+                         ("day_of_week", 2)):
+            value = argument(node, key, pos)
+            text = "*" if value is None else (an.eval.string(value) or an.code(value))
+            fields.append(str(text).replace(" ", ""))
+        return " ".join(fields), None, an.code(node)
+    seconds = an.eval.number(node)
+    return None, seconds, an.code(node)
+
+
+def _cronjobs(an, value: cst.List) -> list[ScheduledCall]:
+    out = []
+    for element in value.elements:
+        item = element.value
+        if isinstance(item, (cst.Tuple, cst.List)) and len(item.elements) >= 2:
+            expr = an.eval.string(item.elements[0].value)
+            target = an.eval.string(item.elements[1].value)
+            if expr and target:
+                out.append(ScheduledCall("cron", an.span(item), target.replace(":", "."),
+                                         expr if not expr.startswith("@") else None, None, expr))
+    return out
+
+
+def _call(an, call: cst.Call) -> list[ScheduledCall]:
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return []
+    method = func.attr.value
+    if method == "add_job" and call.args:
+        return _apscheduler(an, call, argument(call, "func", 0), argument(call, "trigger", 1), call)
+    if method == "do" and call.args:
+        return _schedule_lib(an, call)
+    if method == "add_periodic_task" and len(call.args) >= 2:
+        cron, interval, text = _celery_schedule(an, call.args[0].value)
+        sig = call.args[1].value
+        target = an.code(sig.func.value) if isinstance(sig, cst.Call) and \
+            isinstance(sig.func, cst.Attribute) and sig.func.attr.value in ("s", "si") else an.code(sig)
+        return [ScheduledCall("celery", an.span(call), target, cron, interval, text)]
+    return []
+
+
+def _apscheduler(an, call, target, trigger, where) -> list[ScheduledCall]:
+    if target is None:
+        return []
+    kind = an.eval.string(trigger) if trigger is not None else None
+    max_instances = an.eval.number(argument(call, "max_instances", None))
+    name = an.eval.string(target) or an.code(target)
+    if kind == "cron":
+        fields = []
+        for key in ("minute", "hour", "day", "month", "day_of_week"):
+            value = argument(call, key, None)
+            text = "*" if value is None else str(an.eval.string(value) or an.code(value))
+            if key == "day_of_week" and text.isdigit():
+                text = _APS_DAYS[int(text) % 7]  # APScheduler counts from Monday
+            fields.append(text)
+        return [ScheduledCall("apscheduler", an.span(where), name, " ".join(fields), None,
+                              an.code(call), int(max_instances) if max_instances else None)]
+    if kind == "interval":
+        seconds = sum((an.eval.number(argument(call, unit, None)) or 0) * size
+                      for unit, size in _UNITS.items() if unit.endswith("s"))
+        return [ScheduledCall("apscheduler", an.span(where), name, None, seconds or None,
+                              an.code(call), int(max_instances) if max_instances else None)]
+    return []
+
+
+def _schedule_lib(an, call: cst.Call) -> list[ScheduledCall]:
+    """``schedule.every(5).minutes.do(job)``, ``schedule.every().day.at("10:30").do(job)``."""
+    chain = call.func.value
+    parts, count, at = [], 1.0, None
+    node = chain
+    while isinstance(node, (cst.Attribute, cst.Call)):
+        if isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        else:
+            inner = node.func
+            if isinstance(inner, cst.Attribute) and inner.attr.value == "every" and node.args:
+                count = an.eval.number(node.args[0].value) or 1.0
+            if isinstance(inner, cst.Attribute) and inner.attr.value == "at" and node.args:
+                at = an.eval.string(node.args[0].value)
+            node = inner
+    if "every" not in parts and not (isinstance(node, cst.Name) and node.value == "every"):
+        return []
+    target = an.code(call.args[0].value)
+    unit = next((p for p in parts if p in _UNITS), None)
+    if at and unit in ("day", "days") and count == 1 and ":" in at:
+        hour, minute = at.split(":")[:2]
+        return [ScheduledCall("schedule", an.span(call), target, f"{int(minute)} {int(hour)} * * *",
+                              None, an.code(call))]
+    if unit is None:
+        return []
+    return [ScheduledCall("schedule", an.span(call), target, None, count * _UNITS[unit],
+                          an.code(call))]
+
+
+def _decorated(an, func: cst.FunctionDef) -> list[ScheduledCall]:
+    out = []
+    for decorator in func.decorators:
+        d = decorator.decorator
+        if not isinstance(d, cst.Call) or not isinstance(d.func, cst.Attribute):
+            continue
+        method = d.func.attr.value
+        if method == "scheduled_job":
+            out += _apscheduler(an, d, cst.Name(func.name.value), argument(d, "trigger", 0), func)
+        elif method in _HUEY_PERIODIC and d.args:
+            cron, interval, text = _celery_schedule(an, d.args[0].value)
+            out.append(ScheduledCall("huey", an.span(func), func.name.value, cron, interval, text))
+    return out
