@@ -358,6 +358,8 @@ class Builder:
             schedule = Schedule(text=call.text, kind="templated")
         index = self.tree.python
         found = resolve_function(index, rel, call.target)
+        if found is None and call.source != "celery":
+            return  # a lambda or a builtin: nothing of the project's to analyse
         entry = None
         if found is not None:
             module_rel, function = found
@@ -367,9 +369,10 @@ class Builder:
                               facts=hazards)
         identity = f"{entry.path}::{entry.function}" if entry else call.target
         target = Target((call.target,), call.span, True, entry, identity)
+        text = " ".join((call.text or call.target).split())
         self.project.jobs.append(Job(
             id=f"{call.source}:{call.span.path}:{call.span.line}", source=call.source,
-            span=call.span, schedule=schedule, command=call.text or call.target,
+            span=call.span, schedule=replace(schedule, text=text[:80]), command=text,
             targets=(target,)))
 
     # -- Ansible
@@ -387,6 +390,8 @@ class Builder:
                     groups.update(yaml_inventory(f.display, doc))
                 role_hosts.update(play_roles(doc))
         for f, docs in self.ansible_docs:
+            if _is_test_path(f.rel):
+                continue  # the cron module's own integration tests, test playbooks
             for doc in docs:
                 for task in cron_tasks(f.display, doc, role_hosts):
                     self._guarded(f.display, lambda task=task, f=f: self._cron_task(task, f, groups))
@@ -413,7 +418,7 @@ class Builder:
                         replicas=replicas[0] if replicas and replicas[0] > 1 else None,
                         replicas_evidence=replicas[1] if replicas and replicas[0] > 1 else None)
         self.project.jobs.append(job)
-        if task.cron_file:
+        if task.cron_file and "{{" not in task.cron_file and TEMPLATE_VALUE not in task.cron_file:
             self.project.cron_files.append(CronFile(task.task_span,
                                                     task.cron_file.rsplit("/", 1)[-1], None))
 
@@ -437,8 +442,9 @@ class Builder:
         module = self.tree.python.module(rel)
         if module is None:
             return
-        for call in module.schedules:
-            self._guarded(module.path, lambda call=call: self._scheduled_call(rel, call))
+        if not _is_test_path(rel):  # test code declares schedules to test the scheduler
+            for call in module.schedules:
+                self._guarded(module.path, lambda call=call: self._scheduled_call(rel, call))
         for unit in module.units.values():
             self.project.code_locks.extend(unit.locks)
             self.project.code_facts.extend(unit.facts)
@@ -564,6 +570,13 @@ def _unit_precedence(path: str) -> int:
 
 _ANSIBLE_HINTS = re.compile(r"^\s*-?\s*(?:ansible\.(?:builtin|legacy)\.)?cron:|^\s*-?\s*hosts:|"
                             r"^all:\s*$", re.M)
+
+
+def _is_test_path(rel: str) -> bool:
+    parts = rel.split("/")
+    name = parts[-1]
+    return any(p in ("test", "tests", "testing") for p in parts[:-1]) or \
+        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
 def _yes(assignment: Assignment | None) -> bool:
