@@ -1,0 +1,89 @@
+"""Crontabs, cron.d files and the crontab lines Dockerfiles write or copy."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..discover import SourceFile
+from ..link import build_job
+from ..model import CronFile, Span
+from ..sources.crontab import looks_like_system_crontab, parse_crontab
+from ..sources.dockerfile import is_system_destination, parse_dockerfile
+
+
+@dataclass
+class CronSource:
+    file: SourceFile
+    system: bool | None = None
+    #: (cron.d name, the Dockerfile COPY line) for each copy into /etc/cron.d
+    installs: list[tuple[str, Span]] = field(default_factory=list)
+
+
+
+class CronSources:
+    """Mixin of the Builder."""
+
+    def _dockerfile(self, f: SourceFile, cron_sources: dict[str, CronSource]) -> None:
+        text = self.read(f, report=False)
+        if text is None:
+            return
+        result = parse_dockerfile(f.display, text)
+        base = os.path.dirname(f.rel)
+        for entry in result.entries:
+            self._add_cron_job(f.display, entry, base)
+        for hint in result.copies:
+            for src in hint.sources:
+                for rel in self._context_files(base, src):
+                    target = cron_sources.setdefault(rel, CronSource(self.tree.files[rel]))
+                    target.system = is_system_destination(hint.dest)
+                    self.installed_by[self.tree.files[rel].display] = f.display
+                    if hint.dest.startswith("/etc/cron.d"):
+                        name = rel.rsplit("/", 1)[-1] if hint.dest.endswith(("/", "cron.d")) \
+                            else hint.dest.rsplit("/", 1)[-1]
+                        target.installs.append((name, Span(f.display, hint.line, 1, hint.line, 1)))
+
+    def _context_files(self, base: str, src: str) -> list[str]:
+        """Tree files a COPY source names (the Dockerfile's folder is the build context)."""
+        out = []
+        for context in (base, ""):
+            rel = os.path.normpath(os.path.join(context, src)).lstrip("./") if src not in (".", "./") \
+                else context
+            if rel in self.tree.files:
+                return [rel]
+            prefix = rel.rstrip("/") + "/"
+            inside = sorted(r for r in self.tree.files if r.startswith(prefix) and "/" not in r[len(prefix):])
+            if inside:
+                return inside
+        return out
+
+    def _crontab(self, src: CronSource) -> None:
+        f = src.file
+        text = self.read(f, report=True)
+        if text is None:
+            return
+        if text.startswith("#!") and not src.installs:
+            del self.texts[f.display]  # a script named like a crontab (temp-cleanup.cron)
+            return
+        parts = f.rel.split("/")
+        in_cron_d = len(parts) > 1 and parts[-2] == "cron.d"
+        system = src.system
+        if system is None:
+            system = in_cron_d or f.rel == "etc/crontab" or f.rel.endswith("/etc/crontab") \
+                or ("crontabs" not in parts[:-1] and looks_like_system_crontab(text))
+        result = parse_crontab(f.display, text, system)
+        self.project.parse_errors.extend(result.errors)
+        for entry in result.entries:
+            self._add_cron_job(f.display, entry, os.path.dirname(f.rel))
+        first = result.entries[0].span if result.entries else Span(f.display, 1, 1, 1, 1)
+        names = list(src.installs) or [(parts[-1] if in_cron_d else None, first)]
+        for i, (name, where) in enumerate(names):
+            unterminated = result.last_entry_unterminated if i == 0 else None
+            self.project.cron_files.append(CronFile(where, name, unterminated,
+                                                    bool(result.entries), result.end_of_file))
+
+    def _add_cron_job(self, path: str, entry, base: str) -> None:
+        job = build_job(f"cron:{path}:{entry.span.line}", "cron", entry.span, entry.schedule,
+                        [(entry.command, entry.locator)], self.tree, base, entry.user, entry.env)
+        self.project.jobs.append(job)
+
+

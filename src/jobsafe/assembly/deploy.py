@@ -1,0 +1,162 @@
+"""YAML sources: Kubernetes CronJobs, compose replicas, GitHub Actions schedules, Ansible
+cron tasks and inventories, and the topology they imply."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+
+from ..discover import SourceFile
+from ..link import build_job
+from ..model import CronFile, Job, ParseError, Schedule, Span, WorkflowFacts
+from ..schedule import ScheduleError, cron_schedule, expand_macro
+from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
+from ..sources.compose import compose_replicas
+from ..sources.kubernetes import cronjobs
+from ..sources.shell import Locator
+from ..sources.workflows import is_workflow, scheduled_workflow
+from ..sources.yamlfile import TEMPLATE_VALUE, YamlError, load_documents
+from . import is_test_path
+
+
+_ANSIBLE_HINTS = re.compile(r"^\s*-?\s*(?:ansible\.(?:builtin|legacy)\.)?cron:|^\s*-?\s*hosts:|"
+                            r"^all:\s*$", re.M)
+
+
+
+class DeploymentSources:
+    """Mixin of the Builder."""
+
+    def _yaml(self, f: SourceFile) -> None:
+        text = self.read(f, report=False)
+        workflow = is_workflow(f.rel)
+        ansible = _ANSIBLE_HINTS.search(text) is not None if text else False
+        if text is None or ("kind:" not in text and "services:" not in text and not workflow
+                            and not ansible):
+            self.texts.pop(f.display, None)
+            return
+        try:
+            docs = load_documents(text)
+        except YamlError as exc:
+            manifest = workflow or (re.search(r"^\s*apiVersion:", text, re.M)
+                                    and re.search(r"^\s*kind:", text, re.M))
+            if manifest and "{{" not in text:  # a template that does not survive: skip cleanly
+                self.project.parse_errors.append(ParseError(
+                    Span(f.display, exc.line, exc.column, exc.line, exc.column), f"invalid YAML: {exc}"))
+            return
+        base = os.path.dirname(f.rel)
+        for spec in cronjobs(f.display, docs):
+            self._cronjob(spec, base)
+        for doc in docs if workflow else ():
+            scheduled = scheduled_workflow(f.display, doc)
+            if scheduled is not None:
+                self._workflow(scheduled)
+        for doc in docs:
+            for dockerfile, replicas, evidence in compose_replicas(f.rel, doc, self.tree.files):
+                self.image_replicas[self.tree.files[dockerfile].display] = (replicas, evidence)
+        if ansible:
+            self.ansible_docs.append((f, docs))
+
+    def _cronjob(self, spec, base: str) -> None:
+        text = spec.schedule.strip()
+        timezone = spec.timezone
+        m = re.match(r"^(?:CRON_TZ|TZ)=(\S+)\s+(.*)$", text)
+        if m:
+            timezone, text = m.group(1), m.group(2)
+        expr = expand_macro(text) or text
+        if TEMPLATE_VALUE in text:  # a Helm value: when it fires is not in the tree
+            schedule = Schedule(text=spec.schedule, kind="templated", timezone=timezone)
+        else:
+            try:
+                schedule = cron_schedule(spec.schedule, expr, timezone)
+            except ScheduleError as exc:
+                self.project.parse_errors.append(ParseError(spec.schedule_span,
+                                                            f"invalid CronJob schedule: {exc}"))
+                return
+        commands = []
+        for command, where in spec.commands:
+            locate = Locator(where.path, command, where.line, where.column)
+            locate.exact = False  # built from a YAML list, not written as one line
+            commands.append((command, locate))
+        job = build_job(f"k8s:{spec.schedule_span.path}:{spec.name}", "k8s", spec.schedule_span,
+                        schedule, commands, self.tree, base, k8s=spec.facts)
+        bounds = [b for b in (job.runtime_bound_seconds, spec.facts.active_deadline_seconds) if b]
+        self.project.jobs.append(replace(job, runtime_bound_seconds=min(bounds) if bounds else None))
+        if spec.ignore is not None:
+            codes, reason = spec.ignore
+            self.project.annotation_ignores.append((spec.object_span, codes, reason))
+
+    def _workflow(self, workflow) -> None:
+        for cron, span in workflow.crons:
+            try:
+                schedule = cron_schedule(cron, cron)  # GitHub runs schedules in UTC
+            except ScheduleError as exc:
+                self.project.parse_errors.append(ParseError(span, f"invalid schedule: {exc}"))
+                continue
+            self.project.jobs.append(Job(
+                id=f"gha:{span.path}:{span.line}", source="gha", span=span, schedule=schedule,
+                command=workflow.name, workflow=WorkflowFacts(
+                    workflow.name, workflow.concurrency, workflow.state_change,
+                    workflow.state_what)))
+
+    def _ansible(self) -> None:
+        groups: dict[str, tuple[int, Span]] = {}
+        for f in self.discovery.files:
+            if f.kind == "ansible-inventory":
+                text = self.read(f, report=False)
+                if text is not None:
+                    groups.update(ini_inventory(f.display, text))
+        role_hosts: dict[str, str] = {}
+        for f, docs in self.ansible_docs:
+            for doc in docs:
+                if isinstance(doc.value, dict) and doc.get("all") is not None:
+                    groups.update(yaml_inventory(f.display, doc))
+                role_hosts.update(play_roles(doc))
+        for f, docs in self.ansible_docs:
+            if is_test_path(f.rel):
+                continue  # the cron module's own integration tests, test playbooks
+            for doc in docs:
+                for task in cron_tasks(f.display, doc, role_hosts):
+                    self._guarded(f.display, lambda task=task, f=f: self._cron_task(task, f, groups))
+
+    def _cron_task(self, task, f: SourceFile, groups) -> None:
+        text = task.schedule
+        expr = expand_macro(text) or text
+        if text == "@reboot":
+            schedule = Schedule(text=text, kind="reboot")
+        elif "{{" in text or TEMPLATE_VALUE in text:
+            schedule = Schedule(text=text, kind="templated")
+        else:
+            try:
+                schedule = cron_schedule(text, expr)
+            except ScheduleError as exc:
+                self.project.parse_errors.append(ParseError(task.task_span, f"invalid cron task "
+                                                                            f"schedule: {exc}"))
+                return
+        locate = Locator(task.span.path, task.command, task.span.line, 1)
+        locate.exact = False
+        replicas = groups.get(task.hosts) if task.hosts else None
+        job = build_job(f"ansible:{task.span.path}:{task.span.line}", "cron", task.span, schedule,
+                        [(task.command, locate)], self.tree, os.path.dirname(f.rel), task.user,
+                        replicas=replicas[0] if replicas and replicas[0] > 1 else None,
+                        replicas_evidence=replicas[1] if replicas and replicas[0] > 1 else None)
+        self.project.jobs.append(job)
+        if task.cron_file and "{{" not in task.cron_file and TEMPLATE_VALUE not in task.cron_file:
+            self.project.cron_files.append(CronFile(task.task_span,
+                                                    task.cron_file.rsplit("/", 1)[-1], None))
+
+    def _topology(self) -> None:
+        """How many copies of each job run: compose services built from the Dockerfile
+        that installs the crontab, else ``replicas`` from the configuration."""
+        configured = None
+        if self.settings.replicas and self.settings.replicas > 1 and self.settings.source:
+            source = os.path.relpath(self.settings.source, self.cwd).replace(os.sep, "/")
+            configured = (self.settings.replicas, Span(source, 1))
+        for i, job in enumerate(self.project.jobs):
+            dockerfile = job.span.path if job.span.path in self.image_replicas else \
+                self.installed_by.get(job.span.path)
+            found = self.image_replicas.get(dockerfile) if dockerfile else None
+            found = found or configured
+            if found is not None and job.replicas is None:
+                self.project.jobs[i] = replace(job, replicas=found[0], replicas_evidence=found[1])
+

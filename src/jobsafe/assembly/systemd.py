@@ -1,0 +1,192 @@
+"""systemd timers: timer -> service -> ExecStart -> the code it runs."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ..calendar import parse_calendar
+from ..link import build_job
+from ..model import ParseError, Schedule, Span, UnitFacts
+from ..schedule import ScheduleError, calendar_schedule
+from ..sources.shell import Locator
+from ..sources.systemd import (Assignment, UnitFile, expand_specifiers, parse_timespan,
+                               parse_unit, split_exec)
+
+
+#: work that systemd does not stop with the unit, whatever its KillMode
+_OUTSIDE_CGROUP = {"systemd-run without --wait", "docker run -d", "podman run -d", "at", "batch"}
+
+
+def _unit_precedence(path: str) -> int:
+    """systemd reads /etc before /run before /usr/lib and /lib."""
+    for rank, marker in enumerate(("etc/systemd/", "run/systemd/", "usr/lib/systemd/",
+                                   "lib/systemd/")):
+        if marker in path:
+            return rank
+    return 9
+
+
+def _yes(assignment: Assignment | None) -> bool:
+    return assignment is not None and assignment.value.lower() in ("yes", "true", "1", "on")
+
+
+
+class SystemdSources:
+    """Mixin of the Builder."""
+
+    def _systemd(self) -> None:
+        units: dict[str, UnitFile] = {}
+        dropins: dict[str, list[UnitFile]] = {}
+        for f in self.discovery.files:
+            if f.kind not in ("systemd", "systemd-dropin"):
+                continue
+            text = self.read(f, report=True)
+            if text is None:
+                continue
+            if text.startswith("#!") or not re.search(r"^\s*\[[A-Za-z]+\]\s*$", text, re.M):
+                del self.texts[f.display]  # a script named like a unit (needrestart's hooks)
+                continue
+            parts = f.rel.split("/")
+            if f.kind == "systemd-dropin":
+                unit, errors = parse_unit(parts[-2][:-2], f.display, text)
+                self.project.parse_errors.extend(errors)
+                dropins.setdefault(parts[-2][:-2], []).append(unit)
+                continue
+            if len(parts) > 1 and parts[-2].endswith((".wants", ".requires")):
+                if "@" not in parts[-1] or "@." in parts[-1]:
+                    continue  # an enablement link to a unit analysed where it lives
+            unit, errors = parse_unit(parts[-1], f.display, text)
+            self.project.parse_errors.extend(errors)
+            if "systemd/user/" in f.rel:
+                continue  # user units belong to per-user managers, not the system's schedule
+            previous = units.get(unit.name)
+            if previous is None or _unit_precedence(f.rel) < _unit_precedence(previous.display):
+                units[unit.name] = unit
+        for name, unit in units.items():
+            stem, _, suffix = name.rpartition(".")
+            template = f"{stem.split('@', 1)[0]}@.{suffix}" if "@" in stem else None
+            for key in (template, name):
+                for dropin in sorted(dropins.get(key or "", []), key=lambda d: d.display.rsplit("/", 1)[-1]):
+                    unit.merge(dropin)
+        instantiated = {n.split("@", 1)[0] for n, u in units.items() if u.instance}
+        for name, timer in sorted(units.items()):
+            if timer.suffix != "timer":
+                continue
+            if timer.is_template and name.split("@", 1)[0] in instantiated:
+                continue  # analysed through its instances (foo@bar.timer)
+            self._guarded(timer.display, lambda timer=timer: self._timer_job(timer, units))
+
+    def _timer_job(self, timer: UnitFile, units: dict[str, UnitFile]) -> None:
+        target = timer.last("Timer", "Unit")
+        service_name = target.value if target else timer.name.rsplit(".", 1)[0] + ".service"
+        service = units.get(service_name)
+        if service is None and "@" in service_name:
+            stem = service_name.rsplit(".", 1)[0]
+            service = units.get(f"{stem.split('@', 1)[0]}@.service")
+        schedule = self._timer_schedule(timer)
+        if schedule is None or service is None:
+            return
+        execs = service.values("Service", "ExecStart")
+        if not execs:
+            return
+        svc = service.sections.get("Service", {})
+
+        def setting(key, default=None):
+            values = svc.get(key)
+            return values[-1].value if values else default
+
+        def span_seconds(key):
+            value = setting(key)
+            if value is None:
+                return None
+            try:
+                return parse_timespan(value)
+            except ValueError:
+                self.project.parse_errors.append(ParseError(svc[key][-1].span,
+                                                            f"invalid time span {value!r}"))
+                return None
+
+        unit_type = setting("Type", "simple" if execs else "oneshot")
+        timeout_start = span_seconds("TimeoutStartSec")
+        if timeout_start is None and "TimeoutStartSec" not in svc:
+            timeout_start = span_seconds("TimeoutSec")
+            if "TimeoutSec" not in svc:
+                timeout_start = None if unit_type == "oneshot" else 90.0
+        if timeout_start == 0:
+            timeout_start = None  # 0 disables the timeout
+        runtime_max = span_seconds("RuntimeMaxSec")
+        remain = svc.get("RemainAfterExit")
+        remain_span = remain[-1].span if remain and _yes(remain[-1]) else None
+        timer_settings = timer.sections.get("Timer", {})
+
+        def timer_seconds(key):
+            values = timer_settings.get(key)
+            try:
+                return parse_timespan(values[-1].value) if values else None
+            except ValueError:
+                return None
+
+        facts = UnitFacts(
+            timer=Span(timer.display, 1), service=service.display, type=unit_type,
+            kill_mode=setting("KillMode", "control-group"), remain_after_exit=remain_span,
+            timeout_start_seconds=timeout_start, runtime_max_seconds=runtime_max,
+            persistent=_yes(timer.last("Timer", "Persistent")),
+            randomized_delay_seconds=timer_seconds("RandomizedDelaySec"),
+            accuracy_seconds=timer_seconds("AccuracySec"))
+        instance_name = timer.name.rsplit(".", 1)[0] + ".service" if not timer.is_template \
+            else service_name
+        commands = []
+        for a in execs:
+            command = expand_specifiers(split_exec(a.value), instance_name)
+            column = a.span.column + len("ExecStart=") + (len(a.value) - len(a.value.lstrip("-@:+!")))
+            locate = Locator(service.display, command, a.span.line, column)
+            locate.exact = command == a.value.lstrip("-@:+!")  # no specifier expanded
+            commands.append((command, locate))
+        base = service.display.rsplit("/", 1)[0] if "/" in service.display else ""
+        bound_by_unit = timeout_start if unit_type == "oneshot" else runtime_max
+        job = build_job(f"systemd:{timer.display}", "systemd", execs[0].span, schedule, commands,
+                        self.tree, base, setting("User"), whole_unit_guarded=True, unit=facts)
+        backgrounds = tuple(b for b in job.backgrounds if b.how in _OUTSIDE_CGROUP or (
+            facts.kill_mode in ("process", "none") and facts.type != "forking"))
+        bounds = [b for b in (job.runtime_bound_seconds, bound_by_unit) if b]
+        self.project.jobs.append(replace(job, backgrounds=backgrounds,
+                                         runtime_bound_seconds=min(bounds) if bounds else None))
+
+    def _timer_schedule(self, timer: UnitFile) -> Schedule | None:
+        calendars = timer.values("Timer", "OnCalendar")
+        good = []
+        for a in calendars:
+            try:
+                parse_calendar(a.value)
+                good.append(a.value)
+            except ScheduleError as exc:
+                self.project.parse_errors.append(ParseError(a.span, f"invalid OnCalendar: {exc}"))
+        intervals = []
+        for key in ("OnUnitActiveSec", "OnUnitInactiveSec"):
+            for a in timer.values("Timer", key):
+                try:
+                    seconds = parse_timespan(a.value)
+                except ValueError:
+                    self.project.parse_errors.append(ParseError(a.span, f"invalid {key}: {a.value!r}"))
+                    continue
+                if seconds:
+                    intervals.append((key, a.value, seconds))
+        texts = [f"OnCalendar={v}" for v in good] + [f"{k}={v}" for k, v, _ in intervals]
+        if good:
+            schedule = calendar_schedule(tuple(good), "; ".join(texts))
+            if intervals:
+                shortest = min(s for _, _, s in intervals)
+                schedule = replace(schedule, min_interval_seconds=min(
+                    schedule.min_interval_seconds or shortest, shortest),
+                    runs_per_day=round(schedule.runs_per_day + 86400 / shortest, 4))
+            return schedule
+        if intervals:
+            shortest = min(s for _, _, s in intervals)
+            return Schedule(text="; ".join(texts), kind="interval", min_interval_seconds=int(shortest),
+                            runs_per_day=round(86400 / shortest, 4))
+        boots = [a for key in ("OnBootSec", "OnStartupSec", "OnActiveSec")
+                 for a in timer.values("Timer", key)]
+        if boots:
+            return Schedule(text="; ".join(f"{a.value}" for a in boots), kind="reboot")
+        return None
+
