@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..model import Related, Severity
 from . import Rule
+from .locks import _FactRule
 
 
 class HostLocalLockMultiNode(Rule):
@@ -30,3 +31,17 @@ class HostLocalLockMultiNode(Rule):
                 f"lock (Redis, a database advisory lock) or run the schedule once",
                 job.id, [Related(job.replicas_evidence, f"{job.replicas} replicas"),
                          Related(job.span, "scheduled here")])
+
+
+class LockKeyPerHost(_FactRule):
+    id = "JOB304"
+    name = "lock-key-per-host"
+    severity = Severity.ERROR
+    summary = "A cluster lock whose key differs per host or per run, so nothing is excluded."
+    sources = ("python",)
+    fact_kind = "lock-key-per-host"
+
+    def message(self, fact):
+        return (f"the key of this {fact.lock.kind} lock includes {fact.detail}: each host (or "
+                f"run) takes its own lock and none exclude each other; key it on the work "
+                f"(the job's name, the shard, the period)")

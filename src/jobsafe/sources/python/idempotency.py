@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ...model import CodeFact, Span
+from .syntax import walk
 from .values import argument
 
 PER_RUN_CALLS = {
@@ -69,6 +70,7 @@ class KeyFlow:
         self.nodes = nodes
         self.helpers = helpers  # module functions -> origin of what they return
         self.names: dict[str, Origin | None] = {}
+        self.assigned: dict[str, cst.BaseExpression] = {}  # name -> last expression assigned
         self.dicts: dict[str, dict[str, cst.BaseExpression]] = {}
         self.added: set[str] = set()  # objects passed to session.add()
         self._run()
@@ -108,6 +110,7 @@ class KeyFlow:
                 else:
                     self.dicts[base][key] = value
             return
+        self.assigned[name] = value
         if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
             self.dicts[name] = {k: v for k, v in self._dict_items(value)}
         elif isinstance(value, cst.Call) and self.an.qualified(value.func) == {"builtins.dict"} \
@@ -226,6 +229,32 @@ class KeyFlow:
         return False
 
 
+HOST_CALLS = {"socket.gethostname": "socket.gethostname()", "platform.node": "platform.node()",
+              "socket.getfqdn": "socket.getfqdn()", "os.uname": "os.uname()"}
+
+
+def _host_origin(an, flow: KeyFlow, node, depth: int = 0) -> Origin | None:
+    """A value that differs per host (hostname, node name) inside an expression."""
+    if node is None or depth > 8:
+        return None
+    if isinstance(node, cst.Name) and node.value in flow.assigned:
+        return _host_origin(an, flow, flow.assigned[node.value], depth + 1)
+    if isinstance(node, cst.Call):
+        for name in an.qualified(node.func):
+            if name in HOST_CALLS:
+                return Origin(2, HOST_CALLS[name], an.span(node))
+    for child in walk(node):
+        if isinstance(child, cst.Call):
+            for name in an.qualified(child.func):
+                if name in HOST_CALLS:
+                    return Origin(2, HOST_CALLS[name], an.span(child))
+        if isinstance(child, cst.Name) and child.value in flow.assigned and depth < 8:
+            found = _host_origin(an, flow, flow.assigned[child.value], depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
 def _day_format(part: cst.FormattedStringExpression, an) -> bool:
     """``f"{now:%Y-%m-%d}"``: a date, the same all day."""
     spec = part.format_spec
@@ -257,12 +286,18 @@ def helper_origins(an, units) -> dict[str, Origin | None]:
     return helpers
 
 
-def key_facts(an, nodes, helpers) -> list[CodeFact]:
-    """JOB401-JOB404 facts of one function."""
+def key_facts(an, nodes, helpers, acquisitions=()) -> list[CodeFact]:
+    """JOB401-JOB404 facts of one function, and JOB304 for its cluster locks' keys."""
     if not any(isinstance(n, cst.Call) for n in nodes):
         return []
     flow = KeyFlow(an, nodes, helpers)
     facts: list[CodeFact] = []
+    for lock, at, _ in acquisitions:
+        key = an.lock_keys.get(id(at))
+        origin = _worst(flow.origin(key), _host_origin(an, flow, key)) if key is not None else None
+        if origin is not None and lock.scope == "cluster":
+            facts.append(CodeFact("lock-key-per-host", an.span(at), origin.what, lock,
+                                  origin=origin.span))
     for call in (n for n in nodes if isinstance(n, cst.Call)):
         facts += _key_sinks(an, flow, call)
         missing = _missing_key(an, flow, call)

@@ -115,6 +115,8 @@ class LockCalls:
         renewed = bool(api.renew_arg and self.eval.truthy(argument(ctor, api.renew_arg, None)))
         key_node = argument(ctor, api.key_arg, api.key_pos) if (api.key_arg or api.key_pos is not None) else None
         key = self.eval.string(key_node) or (self.code(key_node) if key_node is not None else None)
+        if key_node is not None and api.scope == "cluster":
+            self.lock_keys[id(at)] = key_node  # for JOB304: what the key is made of
         if passes_kwargs(ctor) and ttl is None and api.stale == "ttl":
             ttl = UNKNOWN_TTL  # passed through **kwargs
         return Lock(
@@ -229,6 +231,8 @@ class LockCalls:
             return None
         key_node = argument(call, "key", 0) or argument(call, "name", 0)
         key = self.eval.string(key_node) or (self.code(key_node) if key_node is not None else "?")
+        if key_node is not None:
+            self.lock_keys[id(call)] = key_node
         ttl = None
         if redis:
             ex, px = argument(call, "ex", None), argument(call, "px", None)

@@ -201,6 +201,8 @@ class _ModuleAnalyser(LockCalls, Hazards):
         #: names bound to API clients: name -> qualified names of the factory (StripeClient...)
         self.client_kinds: dict[str, set[str]] = {}
         self.spawn_context = False
+        #: id(acquisition node) -> the expression of a cluster lock's key
+        self.lock_keys: dict[int, cst.BaseExpression] = {}
         self.atexit_release: set[str] = set()
         self.module_text = module.code
         self.opened: dict[str, str | None] = {}  # handle -> path of `handle = open(path)`
@@ -399,7 +401,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
         acquisitions.extend(self._lock_files(unit, nodes, calls))
         unit.locks.extend(lock for lock, _, _ in acquisitions)
         self._scope_facts(unit, nodes, acquisitions)
-        unit.facts.extend(key_facts(self, nodes, self.helpers))
+        unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions))
 
 
 BUILTINS = set(dir(builtins))
