@@ -6,6 +6,7 @@ JOB900 finding and the rest of the tree is still analysed.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from .assembly.cron import CronSources, CronSource
@@ -88,12 +89,29 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
                 self._guarded(f.display, lambda f=f: self._yaml(f))
         self._guarded(self.project.root, self._ansible)
         self._topology()
+        self.project.pooler = self._pooler()
         for rel, f in sorted(self.tree.python.files.items()):
             if self.tree.python.might_lock(rel):
                 self._guarded(f.display, lambda rel=rel: self._python(rel))
         self.project.parse_errors.extend(self.tree.python.errors)
         self.project.files = sorted(self.texts)
         return self.project
+
+    def _pooler(self) -> Span | None:
+        """Where the tree says connections are pooled per transaction (PgBouncer)."""
+        for f in self.discovery.files:
+            name = f.rel.rsplit("/", 1)[-1].lower()
+            if name.startswith("pgbouncer") and name.endswith((".ini", ".conf")) or \
+                    f.kind in ("python", "yaml"):
+                text = self.texts[f.display][1] if f.display in self.texts else (
+                    read_text(f.abs).content if name.startswith("pgbouncer") else None)
+                if not text:
+                    continue
+                m = _POOLER.search(text)
+                if m:
+                    line = text.count("\n", 0, m.start()) + 1
+                    return Span(f.display, line)
+        return None
 
     def _guarded(self, path: str, parse) -> None:
         try:
@@ -103,6 +121,10 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         except Exception as exc:  # a front-end bug must not stop the other files
             self.error(path, f"internal error while analysing this file: "
                              f"{type(exc).__name__}: {exc}")
+
+_POOLER = re.compile(r"(?im)^\s*pool_mode\s*=\s*transaction\b|DISABLE_SERVER_SIDE_CURSORS['\"]?\s*[:=]\s*True|"
+                     r"postgres(?:ql)?(?:\+\w+)?://[^\s'\"]*:6432/")
+
 
 def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
             cwd: str | None = None) -> Analysis:

@@ -307,5 +307,7 @@ class Project:
     #: locks and hazards in every analysed Python module, scheduled or not
     code_locks: list[Lock] = field(default_factory=list)
     code_facts: list[CodeFact] = field(default_factory=list)
+    #: evidence that database connections go through a transaction-pooling PgBouncer
+    pooler: Span | None = None
     #: ``jobsafe.dev/ignore`` annotations: (object span, codes, reason)
     annotation_ignores: list[tuple[Span, tuple[str, ...], str]] = field(default_factory=list)

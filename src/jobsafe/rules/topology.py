@@ -45,3 +45,27 @@ class LockKeyPerHost(_FactRule):
         return (f"the key of this {fact.lock.kind} lock includes {fact.detail}: each host (or "
                 f"run) takes its own lock and none exclude each other; key it on the work "
                 f"(the job's name, the shard, the period)")
+
+
+class SessionLockThroughPooler(Rule):
+    id = "JOB303"
+    name = "session-lock-through-pooler"
+    severity = Severity.ERROR
+    summary = "A session-level advisory lock on connections pooled per transaction."
+    sources = ("python",)
+
+    def check(self, project):
+        if project.pooler is None:
+            return
+        from .locks import locks_with_jobs
+
+        for lock, job in locks_with_jobs(project):
+            if not lock.session:
+                continue
+            yield self.finding(
+                lock.span,
+                f"{lock.api} is a session-level lock, but connections go through a "
+                f"transaction-pooling PgBouncer: the lock belongs to whichever client gets the "
+                f"server connection next, or lingers; use pg_advisory_xact_lock inside a "
+                f"transaction, or a dedicated connection",
+                job.id if job else None, [Related(project.pooler, "transaction pooling")])
