@@ -7,7 +7,8 @@ from jobsafe.rules import all_rules
 
 SECTIONS = ["What it flags", "Why it matters", "Example", "Use instead", "Does not flag"]
 DEFAULT_PATHS = {"crontab": "crontab", "dockerfile": "Dockerfile", "sh": "script.sh",
-                 "python": "job.py", "ini": "unit.service", "yaml": "manifest.yaml"}
+                 "python": "job.py", "ini": "unit.service", "yaml": "manifest.yaml",
+                 "text": "notes.txt"}
 
 
 def test_every_rule_has_a_document_and_every_document_a_rule():

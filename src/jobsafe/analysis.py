@@ -90,6 +90,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         self._guarded(self.project.root, self._ansible)
         self._topology()
         self.project.pooler = self._pooler()
+        self.project.workers = self._workers()
         for rel, f in sorted(self.tree.python.files.items()):
             if self.tree.python.might_lock(rel):
                 self._guarded(f.display, lambda rel=rel: self._python(rel))
@@ -113,6 +114,23 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
                     return Span(f.display, line)
         return None
 
+    def _workers(self) -> tuple[int, Span] | None:
+        """gunicorn/uWSGI worker processes, from configs and command lines in the tree."""
+        for f in self.discovery.files:
+            name = f.rel.rsplit("/", 1)[-1].lower()
+            if not (name == "procfile" or name.startswith(("gunicorn", "uwsgi")) or
+                    f.kind in ("dockerfile", "yaml", "shell") or name.endswith(".ini")):
+                continue
+            text = self.texts[f.display][1] if f.display in self.texts else read_text(f.abs).content
+            if not text:
+                continue
+            for m in _WORKERS.finditer(text):
+                value = next(g for g in m.groups() if g is not None)
+                count = 2 if "cpu_count" in value else int(value) if value.isdigit() else 0
+                if count > 1:
+                    return count, Span(f.display, text.count("\n", 0, m.start()) + 1)
+        return None
+
     def _guarded(self, path: str, parse) -> None:
         try:
             parse()
@@ -124,6 +142,11 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
 
 _POOLER = re.compile(r"(?im)^\s*pool_mode\s*=\s*transaction\b|DISABLE_SERVER_SIDE_CURSORS['\"]?\s*[:=]\s*True|"
                      r"postgres(?:ql)?(?:\+\w+)?://[^\s'\"]*:6432/")
+
+
+_WORKERS = re.compile(
+    r"\bgunicorn\b[^\n]*?(?:-w\s*|--workers[= ])(\d+)|^\s*workers\s*=\s*([^\n#]+)|"
+    r"^\s*processes\s*=\s*(\d+)|--processes[= ](\d+)|WEB_CONCURRENCY[=:]\s*['\"]?(\d+)", re.M)
 
 
 def analyse(paths: list[str], settings: Settings, rule_ids: list[str],

@@ -309,5 +309,7 @@ class Project:
     code_facts: list[CodeFact] = field(default_factory=list)
     #: evidence that database connections go through a transaction-pooling PgBouncer
     pooler: Span | None = None
+    #: evidence that the web app or worker runs as several processes: (count, where)
+    workers: tuple[int, Span] | None = None
     #: ``jobsafe.dev/ignore`` annotations: (object span, codes, reason)
     annotation_ignores: list[tuple[Span, tuple[str, ...], str]] = field(default_factory=list)

@@ -219,6 +219,27 @@ class WorkflowScheduleOverlap(Rule):
                 job.id, [Related(wf.state_change, "changes external state")])
 
 
+class SchedulerPerWorker(Rule):
+    id = "JOB107"
+    name = "scheduler-per-worker"
+    severity = Severity.ERROR
+    summary = "An in-process scheduler started in an app that runs as several processes."
+    sources = ("python", "apscheduler")
+
+    def check(self, project):
+        if project.workers is None:
+            return
+        count, evidence = project.workers
+        for fact in sorted((f for f in project.code_facts if f.kind == "scheduler-start"),
+                           key=lambda f: f.span):
+            yield self.finding(
+                fact.span,
+                f"{fact.detail}.start() runs in every process that imports it, and the app "
+                f"runs {count} worker processes: every job runs {count} times; start the "
+                f"scheduler in one dedicated process (under `if __name__ == \"__main__\"`)",
+                related=[Related(evidence, f"{count} worker processes")])
+
+
 class TimerRunsOnce(Rule):
     id = "JOB109"
     name = "timer-runs-once"

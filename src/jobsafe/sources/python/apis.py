@@ -151,3 +151,14 @@ SQL_LOCKS = {
     "pg_try_advisory_xact_lock": (False, False),
     "get_lock": (True, None),  # MySQL GET_LOCK(name, timeout): blocking depends on timeout
 }
+
+#: in-process schedulers that run jobs in a background thread of the importing process
+BACKGROUND_SCHEDULERS = {
+    "apscheduler.schedulers.background.BackgroundScheduler",
+    "apscheduler.schedulers.asyncio.AsyncIOScheduler",
+    "apscheduler.schedulers.gevent.GeventScheduler",
+    "apscheduler.schedulers.tornado.TornadoScheduler",
+    "apscheduler.schedulers.twisted.TwistedScheduler",
+    "apscheduler.schedulers.qt.QtScheduler",
+    "flask_apscheduler.APScheduler",
+}

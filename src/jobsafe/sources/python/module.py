@@ -376,6 +376,11 @@ class _ModuleAnalyser(LockCalls, Hazards):
         for call in calls:
             names = self.qualified(call.func)
             unit.calls.extend(sorted(names))
+            if unit.name != MAIN and isinstance(call.func, cst.Attribute) and \
+                    call.func.attr.value == "start" and \
+                    self.client_kinds.get(self.code(call.func.value), set()) & apis.BACKGROUND_SCHEDULERS:
+                unit.facts.append(CodeFact("scheduler-start", self.span(call),
+                                           self.code(call.func.value)))
             if names & apis.THREAD_STARTS:
                 unit.facts.append(CodeFact("starts-threads", self.span(call),
                                            sorted(names & apis.THREAD_STARTS)[0]))
