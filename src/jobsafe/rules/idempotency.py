@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from ..model import Severity
-from .locks import _FactRule
+from .common import FactRule
 
 
-class NondeterministicIdempotencyKey(_FactRule):
+class NondeterministicIdempotencyKey(FactRule):
     id = "JOB401"
     name = "nondeterministic-idempotency-key"
     severity = Severity.ERROR
@@ -20,7 +20,7 @@ class NondeterministicIdempotencyKey(_FactRule):
                 f"from stable identifiers (the record's id and the billing period)")
 
 
-class KeyFromFreshRecord(_FactRule):
+class KeyFromFreshRecord(FactRule):
     id = "JOB402"
     name = "key-from-fresh-record"
     severity = Severity.ERROR
@@ -35,7 +35,7 @@ class KeyFromFreshRecord(_FactRule):
                 f"(get_or_create on stable fields, or the subscription and period)")
 
 
-class MissingIdempotencyKey(_FactRule):
+class MissingIdempotencyKey(FactRule):
     id = "JOB403"
     name = "missing-idempotency-key"
     severity = Severity.WARNING
@@ -50,7 +50,7 @@ class MissingIdempotencyKey(_FactRule):
                 f"identifiers")
 
 
-class NondeterministicOutputPath(_FactRule):
+class NondeterministicOutputPath(FactRule):
     id = "JOB404"
     name = "nondeterministic-output-path"
     severity = Severity.INFO

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import math
 
-from ..model import CodeFact, Job, Lock, Related, Severity
+from ..model import Lock, Related, Severity
 from ..schedule import format_duration
 from . import Rule
+from .common import FactRule, facts_with_jobs, job_id, locks_with_jobs, related_job
 
 #: locks whose mere existence means "locked": a crash leaves them behind
 FILE_LOCKS = ("lock-file", "lock-dir", "pid-file", "soft-filelock", "lockfile")
@@ -13,41 +14,6 @@ FILE_LOCKS = ("lock-file", "lock-dir", "pid-file", "soft-filelock", "lockfile")
 WAITING_KINDS = ("flock", "filelock", "fasteners", "lockfile", "pid-file", "redis-lock",
                  "python-redis-lock", "pg-advisory", "mysql-get-lock", "soft-filelock",
                  "portalocker", "cache-lock")
-
-
-def locks_with_jobs(project) -> list[tuple[Lock, Job | None]]:
-    """Each lock once (a module used by several jobs holds one lock), with its first job."""
-    seen: dict = {}
-    for job in sorted(project.jobs, key=lambda j: j.span):
-        for lock in job.all_locks:
-            seen.setdefault(lock.span, (lock, job))
-    for lock in project.code_locks:
-        seen.setdefault(lock.span, (lock, None))
-    return sorted(seen.values(), key=lambda pair: pair[0].span)
-
-
-def facts_with_jobs(project, kind: str, jobs_only: bool = False) -> list[tuple[CodeFact, Job | None]]:
-    """Facts of one kind, each with the first job whose entry code reaches it; with
-    ``jobs_only``, only facts in code that a schedule runs."""
-    seen: dict = {}
-    for job in sorted(project.jobs, key=lambda j: j.span):
-        for entry in job.entries:
-            for fact in entry.facts:
-                if fact.kind == kind:
-                    seen.setdefault(fact.span, (fact, job))
-    if not jobs_only:
-        for fact in project.code_facts:
-            if fact.kind == kind:
-                seen.setdefault(fact.span, (fact, None))
-    return sorted(seen.values(), key=lambda pair: pair[0].span)
-
-
-def related_job(job: Job | None) -> list[Related]:
-    return [Related(job.span, "scheduled here")] if job is not None else []
-
-
-def job_id(job: Job | None) -> str | None:
-    return job.id if job is not None else None
 
 
 def lock_name(lock: Lock) -> str:
@@ -209,26 +175,7 @@ class LockExpiresMidRun(Rule):
                         job.id, [Related(job.span, "runtime bound set here")])
 
 
-class _FactRule(Rule):
-    """Rules that report one kind of code fact, wherever the code is."""
-
-    fact_kind = ""
-    jobs_only = False  # only in code that a schedule runs
-
-    def message(self, fact: CodeFact) -> str:
-        raise NotImplementedError
-
-    def check(self, project):
-        for fact, job in facts_with_jobs(project, self.fact_kind, self.jobs_only):
-            related = [Related(fact.lock.span, "lock acquired here")] \
-                if fact.lock is not None and fact.lock.span != fact.span else []
-            if fact.origin is not None and fact.origin != fact.span:
-                related.append(Related(fact.origin, "the value comes from here"))
-            yield self.finding(fact.span, self.message(fact), job_id(job),
-                               [*related, *related_job(job)])
-
-
-class LockRetryStorm(_FactRule):
+class LockRetryStorm(FactRule):
     id = "JOB208"
     name = "lock-retry-storm"
     severity = Severity.WARNING
@@ -241,7 +188,7 @@ class LockRetryStorm(_FactRule):
                 f"backpressure, not an error; skip this run and let the schedule try again")
 
 
-class BlockingLockInAsync(_FactRule):
+class BlockingLockInAsync(FactRule):
     id = "JOB209"
     name = "blocking-lock-in-async"
     severity = Severity.WARNING
@@ -254,7 +201,7 @@ class BlockingLockInAsync(_FactRule):
                 f"stall while it waits; use an async lock or `asyncio.to_thread`")
 
 
-class LockHeldAcrossYield(_FactRule):
+class LockHeldAcrossYield(FactRule):
     id = "JOB210"
     name = "lock-held-across-yield"
     severity = Severity.WARNING
@@ -267,7 +214,7 @@ class LockHeldAcrossYield(_FactRule):
                 f"consumer runs, and until the generator is collected if it is abandoned")
 
 
-class ForkInheritsLock(_FactRule):
+class ForkInheritsLock(FactRule):
     id = "JOB211"
     name = "fork-inherits-lock"
     severity = Severity.WARNING
@@ -280,7 +227,7 @@ class ForkInheritsLock(_FactRule):
                 f"open file and keeps the lock after the parent releases it or dies")
 
 
-class UnlinkAfterUnlock(_FactRule):
+class UnlinkAfterUnlock(FactRule):
     id = "JOB212"
     name = "unlink-after-unlock"
     severity = Severity.WARNING
@@ -293,7 +240,7 @@ class UnlinkAfterUnlock(_FactRule):
                 f"file while a newcomer locks a fresh one, so two runs hold \"the\" lock")
 
 
-class LockHandleDropped(_FactRule):
+class LockHandleDropped(FactRule):
     id = "JOB213"
     name = "lock-handle-dropped"
     severity = Severity.ERROR
@@ -332,7 +279,7 @@ class InProcessLockForJobs(Rule):
                         job.id, [Related(job.span, "scheduled here")])
 
 
-class LockResultIgnored(_FactRule):
+class LockResultIgnored(FactRule):
     id = "JOB215"
     name = "lock-result-ignored"
     severity = Severity.ERROR

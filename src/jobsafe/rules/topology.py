@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..model import Related, Severity
 from . import Rule
-from .locks import _FactRule
+from .common import FactRule, locks_with_jobs
 
 
 class HostLocalLockMultiNode(Rule):
@@ -33,7 +33,7 @@ class HostLocalLockMultiNode(Rule):
                          Related(job.span, "scheduled here")])
 
 
-class LockKeyPerHost(_FactRule):
+class LockKeyPerHost(FactRule):
     id = "JOB304"
     name = "lock-key-per-host"
     severity = Severity.ERROR
@@ -57,8 +57,6 @@ class SessionLockThroughPooler(Rule):
     def check(self, project):
         if project.pooler is None:
             return
-        from .locks import locks_with_jobs
-
         for lock, job in locks_with_jobs(project):
             if not lock.session:
                 continue

@@ -1,0 +1,60 @@
+"""What several rule families share: each lock or code fact once, with the first job that
+reaches it, and the base class of rules that report one kind of code fact."""
+from __future__ import annotations
+
+from ..model import CodeFact, Job, Lock, Related
+from . import Rule
+
+
+def locks_with_jobs(project) -> list[tuple[Lock, Job | None]]:
+    """Each lock once (a module used by several jobs holds one lock), with its first job."""
+    seen: dict = {}
+    for job in sorted(project.jobs, key=lambda j: j.span):
+        for lock in job.all_locks:
+            seen.setdefault(lock.span, (lock, job))
+    for lock in project.code_locks:
+        seen.setdefault(lock.span, (lock, None))
+    return sorted(seen.values(), key=lambda pair: pair[0].span)
+
+
+def facts_with_jobs(project, kind: str, jobs_only: bool = False) -> list[tuple[CodeFact, Job | None]]:
+    """Facts of one kind, each with the first job whose entry code reaches it; with
+    ``jobs_only``, only facts in code that a schedule runs."""
+    seen: dict = {}
+    for job in sorted(project.jobs, key=lambda j: j.span):
+        for entry in job.entries:
+            for fact in entry.facts:
+                if fact.kind == kind:
+                    seen.setdefault(fact.span, (fact, job))
+    if not jobs_only:
+        for fact in project.code_facts:
+            if fact.kind == kind:
+                seen.setdefault(fact.span, (fact, None))
+    return sorted(seen.values(), key=lambda pair: pair[0].span)
+
+
+def related_job(job: Job | None) -> list[Related]:
+    return [Related(job.span, "scheduled here")] if job is not None else []
+
+
+def job_id(job: Job | None) -> str | None:
+    return job.id if job is not None else None
+
+
+class FactRule(Rule):
+    """Rules that report one kind of code fact, wherever the code is."""
+
+    fact_kind = ""
+    jobs_only = False  # only in code that a schedule runs
+
+    def message(self, fact: CodeFact) -> str:
+        raise NotImplementedError
+
+    def check(self, project):
+        for fact, job in facts_with_jobs(project, self.fact_kind, self.jobs_only):
+            related = [Related(fact.lock.span, "lock acquired here")] \
+                if fact.lock is not None and fact.lock.span != fact.span else []
+            if fact.origin is not None and fact.origin != fact.span:
+                related.append(Related(fact.origin, "the value comes from here"))
+            yield self.finding(fact.span, self.message(fact), job_id(job),
+                               [*related, *related_job(job)])
