@@ -225,4 +225,4 @@ def test_configured_replicas_make_host_locks_insufficient(write_tree, monkeypatc
     (root / ".jobsafe.toml").write_text("replicas = 4\n")
     doc = json.loads(invoke("check", "--format", "json").output)
     (finding,) = [f for f in doc["findings"] if f["rule"] == "JOB301"]
-    assert finding["related"][0] == {"path": ".jobsafe.toml", "line": 1, "message": "4 replicas"}
+    assert finding["related"][0] == {"path": ".jobsafe.toml", "line": 1, "message": "4 replicas (configuration)"}

@@ -93,3 +93,4 @@ def test_dockerfile_crontab_lines_and_copies():
         (2, "/app/run.sh", None), (3, "/a", "root"), (3, "/b", "root")]
     assert [(c.line, c.sources, c.dest) for c in result.copies] == [
         (4, ["jobs.cron"], "/etc/cron.d/jobs")]
+

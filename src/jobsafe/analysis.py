@@ -20,6 +20,8 @@ from .discover import (SourceFile, discover, find_root, is_sniffable, read_text,
 from .link import Tree
 from .model import Finding, ParseError, Project, Span
 from .rules import Rule, all_rules, resolve_selector
+from .sources.kubernetes import Catalog
+from .sources.workloads import Workload
 from .sources.crontab import looks_like_crontab
 from .suppress import Suppression, apply_suppressions, parse_suppressions, per_file_ignored
 
@@ -48,8 +50,14 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         self.texts: dict[str, tuple[str, str]] = {}  # display path -> (kind, text)
         #: display path of a crontab -> display path of the Dockerfile that installs it
         self.installed_by: dict[str, str] = {}
-        #: display path of a Dockerfile -> (replicas, evidence) from a compose file
-        self.image_replicas: dict[str, tuple[int, Span]] = {}
+        self.cron_images: set[str] = set()  # display paths of Dockerfiles that install cron jobs
+        self.manifests: list[tuple[str, list]] = []  # display path, YAML documents
+        self.k8s_catalog = Catalog()
+        self.workloads: list[Workload] = []
+        #: containers of each CronJob job (for its volumes)
+        self.job_containers: dict[str, list] = {}
+        #: a web server workload with several copies: (copies, evidence, note)
+        self.web_replicas: tuple[int, Span, str] | None = None
         self.ansible_docs: list[tuple[SourceFile, list]] = []
         self.tree = Tree(self.discovery, self.texts)
         self.project = Project(root=os.path.relpath(root, cwd).replace(os.sep, "/"))
@@ -88,13 +96,14 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
             if f.kind == "yaml":
                 self._guarded(f.display, lambda f=f: self._yaml(f))
         self._guarded(self.project.root, self._ansible)
-        self._topology()
-        self.project.pooler = self._pooler()
-        self.project.workers = self._workers()
+        self._guarded(self.project.root, self._host_mounts)
         for rel, f in sorted(self.tree.python.files.items()):
             if self.tree.python.might_lock(rel):
                 self._guarded(f.display, lambda rel=rel: self._python(rel))
         self.project.parse_errors.extend(self.tree.python.errors)
+        self._guarded(self.project.root, self._topology)  # after every source made its jobs
+        self.project.pooler = self._pooler()
+        self.project.workers = self._workers() or self.web_replicas
         self.project.files = sorted(self.texts)
         return self.project
 
@@ -114,7 +123,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
                     return Span(f.display, line)
         return None
 
-    def _workers(self) -> tuple[int, Span] | None:
+    def _workers(self) -> tuple[int, Span, str] | None:
         """gunicorn/uWSGI worker processes, from configs and command lines in the tree."""
         for f in self.discovery.files:
             name = f.rel.rsplit("/", 1)[-1].lower()
@@ -128,7 +137,8 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
                 value = next(g for g in m.groups() if g is not None)
                 count = 2 if "cpu_count" in value else int(value) if value.isdigit() else 0
                 if count > 1:
-                    return count, Span(f.display, text.count("\n", 0, m.start()) + 1)
+                    return (count, Span(f.display, text.count("\n", 0, m.start()) + 1),
+                            f"{count} worker processes")
         return None
 
     def _guarded(self, path: str, parse) -> None:

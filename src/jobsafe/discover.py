@@ -72,6 +72,8 @@ def classify(rel: str) -> str:
         return "pyproject"
     if lower.endswith((".timer", ".service")):
         return "systemd"
+    if lower.endswith(".mount") or lower == "fstab" or lower.startswith("fstab."):
+        return "mount"
     if lower.endswith((".yaml", ".yml")):
         return "yaml"
     if lower in ("hosts", "inventory", "hosts.ini", "inventory.ini") or (

@@ -185,6 +185,20 @@ class UnitFacts:
 
 
 @dataclass(frozen=True)
+class Mount:
+    """A filesystem mounted where a job runs; a lock file's meaning depends on it."""
+
+    path: str  # the mount point
+    kind: str  # network (NFS, EFS, CephFS...) | shared (one volume for all copies) | local
+    what: str  # "nfs volume files", "PVC data of class efs-sc", "emptyDir" ...
+    span: Span
+
+    def holds(self, path: str | None) -> bool:
+        mount = self.path.rstrip("/") or "/"
+        return bool(path) and (path == mount or path.startswith(mount.rstrip("/") + "/"))
+
+
+@dataclass(frozen=True)
 class K8sFacts:
     """The Kubernetes CronJob behind a k8s job."""
 
@@ -219,6 +233,10 @@ class Job:
     locks: tuple[Lock, ...] = ()  # taken by the scheduled command line itself
     replicas: int | None = None
     replicas_evidence: Span | None = None
+    #: what the evidence says, e.g. "3 replicas", "a DaemonSet: one pod per node"
+    replicas_note: str | None = None
+    #: filesystems mounted where the job runs (pod volumes, compose volumes)
+    mounts: tuple[Mount, ...] = ()
     unit: UnitFacts | None = None  # systemd jobs
     k8s: K8sFacts | None = None  # Kubernetes CronJobs
     workflow: WorkflowFacts | None = None  # GitHub Actions
@@ -309,7 +327,11 @@ class Project:
     code_facts: list[CodeFact] = field(default_factory=list)
     #: evidence that database connections go through a transaction-pooling PgBouncer
     pooler: Span | None = None
-    #: evidence that the web app or worker runs as several processes: (count, where)
-    workers: tuple[int, Span] | None = None
+    #: evidence that the web app or worker runs as several processes: (count, where, what)
+    workers: tuple[int, Span, str] | None = None
+    #: network filesystems mounted on the hosts (fstab, mount units in the tree)
+    host_mounts: list[Mount] = field(default_factory=list)
+    #: Celery beat processes in manifests: (command span, how, copies, evidence, note)
+    beat_processes: list[tuple[Span, str, int, Span, str]] = field(default_factory=list)
     #: ``jobsafe.dev/ignore`` annotations: (object span, codes, reason)
     annotation_ignores: list[tuple[Span, tuple[str, ...], str]] = field(default_factory=list)

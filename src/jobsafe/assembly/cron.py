@@ -31,12 +31,14 @@ class CronSources:
         base = os.path.dirname(f.rel)
         for entry in result.entries:
             self._add_cron_job(f.display, entry, base)
+            self.cron_images.add(f.display)
         for hint in result.copies:
             for src in hint.sources:
                 for rel in self._context_files(base, src):
                     target = cron_sources.setdefault(rel, CronSource(self.tree.files[rel]))
                     target.system = is_system_destination(hint.dest)
                     self.installed_by[self.tree.files[rel].display] = f.display
+                    self.cron_images.add(f.display)
                     if hint.dest.startswith("/etc/cron.d"):
                         name = rel.rsplit("/", 1)[-1] if hint.dest.endswith(("/", "cron.d")) \
                             else hint.dest.rsplit("/", 1)[-1]

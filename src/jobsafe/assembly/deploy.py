@@ -8,12 +8,15 @@ from dataclasses import replace
 
 from ..discover import SourceFile
 from ..link import build_job
-from ..model import CronFile, Job, ParseError, Schedule, Span, WorkflowFacts
+from ..model import CronFile, Job, Mount, ParseError, Schedule, Span, WorkflowFacts
 from ..schedule import ScheduleError, cron_schedule, expand_macro
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
-from ..sources.compose import compose_replicas
-from ..sources.kubernetes import cronjobs
+from ..sources.compose import compose_services
+from ..sources.kubernetes import Catalog, classify_claim, cronjobs, workloads
+from ..sources.mounts import fstab_mounts, mount_unit
 from ..sources.shell import Locator
+from ..sources.workloads import (Container, Volume, Workload, celery_role, image_name,
+                                 runs_cron_daemon, runs_web_server)
 from ..sources.workflows import is_workflow, scheduled_workflow
 from ..sources.yamlfile import TEMPLATE_VALUE, YamlError, load_documents
 from . import is_test_path
@@ -51,9 +54,10 @@ class DeploymentSources:
             scheduled = scheduled_workflow(f.display, doc)
             if scheduled is not None:
                 self._workflow(scheduled)
+        self.manifests.append((f.display, docs))
+        self.k8s_catalog.read(f.display, docs)
         for doc in docs:
-            for dockerfile, replicas, evidence in compose_replicas(f.rel, doc, self.tree.files):
-                self.image_replicas[self.tree.files[dockerfile].display] = (replicas, evidence)
+            self.workloads.extend(compose_services(f.display, f.rel, doc, self.tree.files))
         if ansible:
             self.ansible_docs.append((f, docs))
 
@@ -78,8 +82,15 @@ class DeploymentSources:
             locate = Locator(where.path, command, where.line, where.column)
             locate.exact = False  # built from a YAML list, not written as one line
             commands.append((command, locate))
-        job = build_job(f"k8s:{spec.schedule_span.path}:{spec.name}", "k8s", spec.schedule_span,
-                        schedule, commands, self.tree, base, k8s=spec.facts)
+        job_id = f"k8s:{spec.schedule_span.path}:{spec.name}"
+        pods = {}
+        if spec.parallelism and spec.parallelism[0] > 1:
+            count, evidence = spec.parallelism
+            pods = {"replicas": count, "replicas_evidence": evidence,
+                    "replicas_note": f"parallelism: {count} pods per run"}
+        job = build_job(job_id, "k8s", spec.schedule_span, schedule, commands, self.tree, base,
+                        k8s=spec.facts, **pods)
+        self.job_containers[job_id] = spec.containers
         bounds = [b for b in (job.runtime_bound_seconds, spec.facts.active_deadline_seconds) if b]
         self.project.jobs.append(replace(job, runtime_bound_seconds=min(bounds) if bounds else None))
         if spec.ignore is not None:
@@ -145,18 +156,91 @@ class DeploymentSources:
             self.project.cron_files.append(CronFile(task.task_span,
                                                     task.cron_file.rsplit("/", 1)[-1], None))
 
+    def _host_mounts(self) -> None:
+        for f in self.discovery.files:
+            if f.kind == "mount":
+                text = self.read(f, report=False)
+                if text is None:
+                    continue
+                name = f.rel.rsplit("/", 1)[-1]
+                self.project.host_mounts.extend(
+                    mount_unit(name, f.display, text) if name.endswith(".mount")
+                    else fstab_mounts(f.display, text))
+
     def _topology(self) -> None:
-        """How many copies of each job run: compose services built from the Dockerfile
-        that installs the crontab, else ``replicas`` from the configuration."""
+        """How many copies of each job run and what they mount: the workloads (Kubernetes
+        controllers, compose services) whose containers run the job, else ``replicas`` from
+        the configuration."""
+        for path, docs in self.manifests:
+            self.workloads.extend(workloads(path, docs, self.k8s_catalog))
         configured = None
         if self.settings.replicas and self.settings.replicas > 1 and self.settings.source:
             source = os.path.relpath(self.settings.source, self.cwd).replace(os.sep, "/")
-            configured = (self.settings.replicas, Span(source, 1))
+            configured = (self.settings.replicas, Span(source, 1), f"{self.settings.replicas} "
+                                                                   f"replicas (configuration)")
         for i, job in enumerate(self.project.jobs):
-            dockerfile = job.span.path if job.span.path in self.image_replicas else \
-                self.installed_by.get(job.span.path)
-            found = self.image_replicas.get(dockerfile) if dockerfile else None
-            found = found or configured
+            runs_in = self._containers_of(job)
+            mounts = tuple(dict.fromkeys(self._mount(path, volume) for _, container in runs_in
+                                         for path, volume in container.mounts))
+            mounts += tuple(self._mount(path, volume) for container in
+                            self.job_containers.get(job.id, ()) for path, volume in container.mounts)
+            changes = {"mounts": mounts} if mounts else {}
+            several = max((w for w, _ in runs_in if w.copies > 1), key=lambda w: w.copies,
+                          default=None)
+            found = (several.copies, several.evidence, several.note) if several else configured
             if found is not None and job.replicas is None:
-                self.project.jobs[i] = replace(job, replicas=found[0], replicas_evidence=found[1])
+                changes.update(replicas=found[0], replicas_evidence=found[1], replicas_note=found[2])
+            if changes:
+                self.project.jobs[i] = replace(job, **changes)
+        for workload in self.workloads:
+            if workload.copies <= 1:
+                continue
+            for container in workload.containers:
+                role = celery_role(container.command)
+                if role in ("beat", "worker -B"):
+                    self.project.beat_processes.append((container.command_span, f"celery {role}",
+                                                        workload.copies, workload.evidence,
+                                                        workload.note))
+                if runs_web_server(container.command) and self.web_replicas is None:
+                    self.web_replicas = (workload.copies, workload.evidence, workload.note)
 
+    def _containers_of(self, job: Job) -> list[tuple[Workload, Container]]:
+        """The long-running containers that run a job: the cron daemon of an image built from
+        the Dockerfile that installs its crontab; the Celery (or Huey) workers for a task."""
+        if job.source in ("celery", "huey"):
+            worker = "worker" if job.source == "celery" else "huey_consumer"
+            return [(w, c) for w in self.workloads for c in w.containers
+                    if c.command and (celery_role(c.command) or "").startswith(worker) or
+                    job.source == "huey" and c.command and worker in c.command]
+        dockerfile = job.span.path if job.span.path in self.cron_images else \
+            self.installed_by.get(job.span.path)
+        if dockerfile is None:
+            return []
+        return [(w, c) for w in self.workloads for c in w.containers
+                if self._built_from(c, dockerfile)]
+
+    def _built_from(self, container: Container, dockerfile: str) -> bool:
+        if container.dockerfile is not None:
+            return container.dockerfile == dockerfile
+        if not container.image:
+            return False
+        folder, name = os.path.split(dockerfile)
+        names = {os.path.basename(folder)} | ({name.split(".", 1)[1]} if "." in name else set())
+        if image_name(container.image) in names:
+            return True
+        # one image in the tree installs crontabs, and this container runs a cron daemon
+        return runs_cron_daemon(container.command) and len(self.cron_images) == 1
+
+    def _mount(self, path: str, volume: Volume) -> Mount:
+        kind, what = volume.kind, volume.detail
+        if kind == "pvc":
+            kind, what = classify_claim(volume.detail, self.k8s_catalog)
+        elif kind == "network":
+            what = f"{what} ({volume.name})" if volume.name else what
+        elif kind in ("compose", "bind"):
+            kind, what = "shared", f"{volume.detail} {volume.name}"
+        elif kind == "emptyDir":
+            kind, what = "local", "emptyDir (pod-local)"
+        else:
+            kind, what = "local" if kind == "hostPath" else "other", what or volume.name
+        return Mount(path, kind, what, volume.span)

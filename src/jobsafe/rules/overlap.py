@@ -224,20 +224,28 @@ class SchedulerPerWorker(Rule):
     name = "scheduler-per-worker"
     severity = Severity.ERROR
     summary = "An in-process scheduler started in an app that runs as several processes."
-    sources = ("python", "apscheduler")
+    sources = ("python", "apscheduler", "k8s", "compose")
 
     def check(self, project):
+        for span, how, _copies, evidence, note in sorted(project.beat_processes, key=lambda b: b[0]):
+            yield self.finding(
+                span,
+                f"`{how}` runs in several copies ({note}): each copy is a beat scheduler, so "
+                f"every periodic task is sent once by each copy; run "
+                f"beat as its own single-replica process"
+                + (" instead of embedding it with -B" if how.endswith("-B") else ""),
+                related=[Related(evidence, note)])
         if project.workers is None:
             return
-        count, evidence = project.workers
+        _count, evidence, note = project.workers
         for fact in sorted((f for f in project.code_facts if f.kind == "scheduler-start"),
                            key=lambda f: f.span):
             yield self.finding(
                 fact.span,
                 f"{fact.detail}.start() runs in every process that imports it, and the app "
-                f"runs {count} worker processes: every job runs {count} times; start the "
+                f"runs as several processes ({note}): every job runs once in each; start the "
                 f"scheduler in one dedicated process (under `if __name__ == \"__main__\"`)",
-                related=[Related(evidence, f"{count} worker processes")])
+                related=[Related(evidence, note)])
 
 
 class TimerRunsOnce(Rule):

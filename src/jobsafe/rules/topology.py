@@ -1,9 +1,24 @@
 """3xx: the lock's scope is smaller than the job's."""
 from __future__ import annotations
 
-from ..model import Related, Severity
+from ..model import Job, Mount, Related, Severity
 from . import Rule
 from .common import FactRule, locks_with_jobs
+
+#: locks the kernel keeps on an open file (flock/fcntl), as opposed to O_EXCL lock files
+#: schedulers that send each run to a pool of workers rather than running it themselves
+QUEUED_SOURCES = ("celery", "huey")
+KERNEL_FILE_LOCKS = ("flock", "lockf", "filelock", "portalocker", "fasteners", "lckdo")
+
+
+def mount_of(path: str | None, mounts) -> Mount | None:
+    """The innermost mount that holds ``path``."""
+    holding = [m for m in mounts if m.holds(path)]
+    return max(holding, key=lambda m: len(m.path)) if holding else None
+
+
+def _replicas_note(job: Job) -> str:
+    return job.replicas_note or f"{job.replicas} replicas"
 
 
 class HostLocalLockMultiNode(Rule):
@@ -20,17 +35,60 @@ class HostLocalLockMultiNode(Rule):
             locks = job.guard_locks
             if any(lock.scope == "cluster" for lock in locks):
                 continue
-            guard = job.guards[0].span if job.guards else (locks[0].span if locks else None)
+            guard = job.guards[0] if job.guards else (locks[0] if locks else None)
             if guard is None:
                 continue  # no lock at all: JOB101/JOB105 say so
-            kind = job.guards[0].kind if job.guards else locks[0].kind
+            mount = mount_of(guard.path, job.mounts)
+            if mount is not None and mount.kind in ("shared", "network"):
+                continue  # one lock file for every copy (JOB302 judges a network one)
+            where = f" on {mount.what}" if mount is not None and mount.kind == "local" else ""
+            if job.source in QUEUED_SOURCES:
+                why = (f"its runs are queued to workers that run in several copies "
+                       f"({_replicas_note(job)}): a run that overlaps the next lands on another "
+                       f"host")
+            else:
+                why = (f"`{job.schedule.text}` runs in several copies ({_replicas_note(job)}): "
+                       f"every copy starts its own run")
             yield self.finding(
-                guard,
-                f"{kind} only keeps runs apart on one host, but `{job.schedule.text}` runs on "
-                f"{job.replicas} replicas: every replica starts its own copy; use a cluster "
-                f"lock (Redis, a database advisory lock) or run the schedule once",
-                job.id, [Related(job.replicas_evidence, f"{job.replicas} replicas"),
+                guard.span,
+                f"{guard.kind}{where} only keeps runs apart on one host, but {why}; use a "
+                f"cluster lock (Redis, a database advisory lock) or run the schedule once",
+                job.id, [Related(job.replicas_evidence, _replicas_note(job)),
                          Related(job.span, "scheduled here")])
+
+
+class LockOnNetworkFs(Rule):
+    id = "JOB302"
+    name = "lock-on-network-fs"
+    severity = Severity.WARNING
+    summary = "A flock/lockf lock file on a network filesystem."
+    sources = ("cron", "systemd", "k8s", "compose", "python")
+
+    def check(self, project):
+        seen = set()
+        for job in sorted(project.jobs, key=lambda j: j.span):
+            mounts = job.mounts + tuple(project.host_mounts)
+            for lock in job.guards + job.all_locks:
+                if lock.span not in seen and (yield from self._check(lock, mounts, job.id)):
+                    seen.add(lock.span)
+        for lock in sorted(project.code_locks, key=lambda lock: lock.span):
+            if lock.span not in seen:
+                yield from self._check(lock, project.host_mounts, None)
+
+    def _check(self, lock, mounts, job_id):
+        if lock.kind not in KERNEL_FILE_LOCKS:
+            return False
+        mount = mount_of(lock.path, mounts)
+        if mount is None or mount.kind != "network":
+            return False
+        yield self.finding(
+            lock.span,
+            f"the {lock.kind} lock file {lock.path} is on {mount.what}: whether it excludes "
+            f"anything depends on the mount (NFS turns it into lockd byte-range locks; other "
+            f"network filesystems ignore it or lock per client), and a stuck server blocks the "
+            f"job; keep lock files on local disk and use a cluster lock across hosts",
+            job_id, [Related(mount.span, f"{mount.path} is {mount.what}")])
+        return True
 
 
 class LockKeyPerHost(FactRule):

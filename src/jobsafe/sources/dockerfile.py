@@ -10,7 +10,8 @@ from .crontab import CronEntry, parse_crontab
 from .shell import Locator, parse_script
 
 _INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\s+(.*)$", re.S)
-_CRON_PATH = re.compile(r"^/etc/(?:crontab|cron\.d/.*)$|^/var/spool/cron/(?:crontabs/)?.+$")
+#: Vixie/Debian cron, and busybox crond (Alpine) which reads /etc/crontabs/USER
+_CRON_PATH = re.compile(r"^/etc/(?:crontab|cron\.d/.*|crontabs/.+)$|^/var/spool/cron/(?:crontabs/)?.+$")
 
 
 def is_cron_destination(dest: str) -> bool:

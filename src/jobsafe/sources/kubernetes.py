@@ -1,11 +1,13 @@
-"""Kubernetes manifests: CronJobs as scheduled jobs (Deployments and the topology they imply
-come with the deployment issue)."""
+"""Kubernetes manifests: CronJobs as scheduled jobs; Deployments, StatefulSets, DaemonSets and
+HorizontalPodAutoscalers for how many copies run; volumes, claims and storage classes for what
+a lock file is written to."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..model import K8sFacts, Span
+from .workloads import Container, Volume, Workload
 from .yamlfile import YNode
 
 IGNORE_ANNOTATION = "jobsafe.dev/ignore"
@@ -21,6 +23,43 @@ class CronJobSpec:
     commands: list[tuple[str, Span]]  # one shell command line per container
     object_span: Span
     ignore: tuple[tuple[str, ...], str] | None
+    containers: list[Container] = field(default_factory=list)
+    parallelism: tuple[int, Span] | None = None  # pods started by every run
+
+
+@dataclass
+class Catalog:
+    """Cluster objects that other objects refer to by name."""
+
+    #: (target kind, target name) -> (maxReplicas, evidence)
+    autoscalers: dict[tuple[str, str], tuple[int, Span]] = field(default_factory=dict)
+    #: claim name -> (storage class, volume name, access modes)
+    claims: dict[str, tuple[str | None, str | None, tuple[str, ...]]] = field(default_factory=dict)
+    storage_classes: dict[str, str] = field(default_factory=dict)  # name -> provisioner
+    #: persistent volume name -> what backs it ("nfs server:/path", "csi efs.csi.aws.com")
+    volumes: dict[str, str] = field(default_factory=dict)
+
+    def read(self, path: str, docs: list[YNode]) -> None:
+        for doc in docs:
+            kind, name = doc.text("kind"), doc.text("metadata", "name")
+            if kind == "HorizontalPodAutoscaler":
+                target = doc.get("spec", "scaleTargetRef")
+                high = doc.get("spec", "maxReplicas")
+                count = _integer(high)
+                if target is not None and count is not None:
+                    self.autoscalers[(target.text("kind") or "", target.text("name") or "")] = \
+                        (count, Span(path, high.key_line or high.line))
+            elif kind == "PersistentVolumeClaim" and name:
+                modes = tuple(str(m.value) for m in (doc.get("spec", "accessModes").list()
+                                                     if doc.get("spec", "accessModes") else []))
+                self.claims[name] = (doc.text("spec", "storageClassName"),
+                                     doc.text("spec", "volumeName"), modes)
+            elif kind == "StorageClass" and name:
+                self.storage_classes[name] = doc.text("provisioner") or ""
+            elif kind == "PersistentVolume" and name:
+                backing = _network_source(doc.get("spec"))
+                if backing:
+                    self.volumes[name] = backing
 
 
 def is_manifest(doc: YNode) -> bool:
@@ -36,15 +75,10 @@ def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
         schedule = doc.get("spec", "schedule")
         policy = doc.get("spec", "concurrencyPolicy")
         deadline = doc.text("spec", "jobTemplate", "spec", "activeDeadlineSeconds")
-        pod = doc.get("spec", "jobTemplate", "spec", "template", "spec")
-        commands = []
-        for container in (pod.get("containers").list() if pod and pod.get("containers") else []):
-            argv = [n.value for n in (container.get("command").list() if container.get("command") else [])]
-            argv += [n.value for n in (container.get("args").list() if container.get("args") else [])]
-            argv = [str(a) for a in argv if a is not None]
-            if argv:
-                where = container.get("command") or container.get("args")
-                commands.append((shlex.join(argv), Span(path, where.line, where.column)))
+        containers = pod_containers(path, doc.get("spec", "jobTemplate", "spec", "template", "spec"))
+        commands = [(c.command, c.command_span) for c in containers if c.command]
+        parallel = doc.get("spec", "jobTemplate", "spec", "parallelism")
+        pods = _integer(parallel)
         name = doc.text("metadata", "name") or "cronjob"
         facts = K8sFacts(
             name=name, concurrency_policy=policy.value if policy is not None else None,
@@ -55,8 +89,119 @@ def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
             schedule_span=Span(path, schedule.key_line or schedule.line, 1,
                                schedule.key_line or schedule.line, 1),
             facts=facts, commands=commands,
-            object_span=Span(path, doc.line, 1, doc.end_line, 1), ignore=annotation_ignore(doc)))
+            object_span=Span(path, doc.line, 1, doc.end_line, 1), ignore=annotation_ignore(doc),
+            containers=containers,
+            parallelism=(pods, Span(path, parallel.key_line or parallel.line)) if pods else None))
     return found
+
+
+_CONTROLLERS = ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "DeploymentConfig")
+
+
+def workloads(path: str, docs: list[YNode], catalog: Catalog) -> list[Workload]:
+    """Controllers that keep pods running, with how many copies the tree asks for.
+
+    A Deployment without ``replicas`` runs one pod, unless an autoscaler may raise it."""
+    found = []
+    for doc in docs:
+        kind, name = doc.text("kind"), doc.text("metadata", "name") or ""
+        if kind not in _CONTROLLERS:
+            continue
+        containers = pod_containers(path, doc.get("spec", "template", "spec"))
+        if kind == "DaemonSet":
+            copies, evidence, note = 2, Span(path, doc.line), "a DaemonSet: one pod on every node"
+        else:
+            node = doc.get("spec", "replicas")
+            count = _integer(node)
+            copies, note = (count, f"{count} replicas") if count is not None else (1, "")
+            evidence = Span(path, node.key_line or node.line) if node is not None else Span(path, doc.line)
+            scaled = catalog.autoscalers.get((kind, name))
+            if scaled is not None and scaled[0] > copies:
+                copies, evidence = scaled
+                note = f"an autoscaler may run up to {copies} replicas"
+        found.append(Workload(kind, name, copies, evidence, note, containers))
+    return found
+
+
+def pod_containers(path: str, pod: YNode | None) -> list[Container]:
+    """The containers of a pod spec, with command lines and mounted volumes."""
+    if pod is None:
+        return []
+    volumes = {}
+    for v in pod.get("volumes").list() if pod.get("volumes") else []:
+        vname = v.text("name")
+        if vname:
+            volumes[vname] = _volume(path, v)
+    out = []
+    for container in pod.get("containers").list() if pod.get("containers") else []:
+        argv = [n.value for n in (container.get("command").list() if container.get("command") else [])]
+        argv += [n.value for n in (container.get("args").list() if container.get("args") else [])]
+        argv = [str(a) for a in argv if a is not None]
+        where = container.get("command") or container.get("args")
+        mounts = []
+        for m in container.get("volumeMounts").list() if container.get("volumeMounts") else []:
+            mount_path, vname = m.text("mountPath"), m.text("name")
+            if mount_path and vname in volumes:
+                mounts.append((mount_path, volumes[vname]))
+        out.append(Container(container.text("name") or "", container.text("image") or "",
+                             shlex.join(argv) if argv else None,
+                             Span(path, where.line, where.column) if argv else None, mounts))
+    return out
+
+
+_NETWORK_PLUGINS = ("nfs", "cephfs", "glusterfs", "azureFile", "quobyte", "flocker")
+
+
+def _volume(path: str, v: YNode) -> Volume:
+    name = v.text("name") or ""
+    span = Span(path, v.line)
+    backing = _network_source(v)
+    if backing:
+        return Volume(name, "network", backing, span)
+    if v.get("persistentVolumeClaim") is not None:
+        return Volume(name, "pvc", v.text("persistentVolumeClaim", "claimName") or "", span)
+    for kind in ("emptyDir", "hostPath"):
+        if v.get(kind) is not None or (isinstance(v.value, dict) and kind in v.value):
+            return Volume(name, kind, "", span)
+    return Volume(name, "other", "", span)
+
+
+def _network_source(spec: YNode | None) -> str | None:
+    """What backs a volume or persistent volume when it is a network filesystem."""
+    if spec is None:
+        return None
+    nfs = spec.get("nfs")
+    if nfs is not None:
+        return f"nfs {nfs.text('server') or ''}:{nfs.text('path') or ''}"
+    for plugin in _NETWORK_PLUGINS[1:]:
+        if isinstance(spec.value, dict) and plugin in spec.value:
+            return plugin
+    driver = spec.text("csi", "driver")
+    if driver and is_network_provisioner(driver):
+        return f"csi {driver}"
+    return None
+
+
+def is_network_provisioner(name: str) -> bool:
+    """NFS, EFS, CephFS, Azure Files, Filestore, GlusterFS provisioners and CSI drivers."""
+    lowered = name.lower()
+    return any(token in lowered for token in ("nfs", "efs", "cephfs", "glusterfs", "azurefile",
+                                              "file.csi.azure", "filestore", "netapp", "fsx"))
+
+
+def classify_claim(claim: str, catalog: Catalog) -> tuple[str, str]:
+    """A PVC's (kind, description): network, shared (ReadWriteMany of an unknown class) or
+    other."""
+    storage_class, volume, modes = catalog.claims.get(claim, (None, None, ()))
+    if volume and volume in catalog.volumes:
+        return "network", f"PVC {claim} on {catalog.volumes[volume]}"
+    if storage_class:
+        provisioner = catalog.storage_classes.get(storage_class, "")
+        if is_network_provisioner(storage_class) or is_network_provisioner(provisioner):
+            return "network", f"PVC {claim} of class {storage_class}"
+    if "ReadWriteMany" in modes:
+        return "shared", f"PVC {claim} (ReadWriteMany)"
+    return "other", f"PVC {claim}"
 
 
 def annotation_ignore(doc: YNode) -> tuple[tuple[str, ...], str] | None:
@@ -66,6 +211,13 @@ def annotation_ignore(doc: YNode) -> tuple[tuple[str, ...], str] | None:
         return None
     codes, _, reason = value.partition(" -- ")
     return tuple(c.strip() for c in codes.split(",") if c.strip()), reason.strip()
+
+
+def _integer(node: YNode | None) -> int | None:
+    try:
+        return int(str(node.value)) if node is not None and node.value is not None else None
+    except ValueError:
+        return None  # a template placeholder
 
 
 def _number(text: str | None) -> float | None:

@@ -1,0 +1,86 @@
+"""Deployment front ends: workloads and their copies, volumes, claims and host mounts."""
+import pytest
+
+from jobsafe.sources.compose import compose_services
+from jobsafe.sources.kubernetes import Catalog, classify_claim, workloads
+from jobsafe.sources.mounts import fstab_mounts, mount_unit
+from jobsafe.sources.workloads import celery_role, image_name, runs_cron_daemon
+from jobsafe.sources.yamlfile import load_documents
+
+
+@pytest.mark.parametrize("command, role", [
+    ("celery -A proj beat -l info", "beat"),
+    ("celery -A proj worker -B", "worker -B"),
+    ("celery -A proj worker -l info -B", "worker -B"),
+    ("celery -A proj worker --beat --concurrency 4", "worker -B"),
+    ("celery -A proj worker -E", "worker"),
+    ("sh -c 'celery -A proj worker'", "worker"),
+    ("python -m proj.beat", None),
+    ("gunicorn app:app", None),
+])
+def test_celery_roles(command, role):
+    assert celery_role(command) == role
+
+
+def test_image_names_and_cron_daemons():
+    assert image_name("registry.example.com:5000/team/billing-cron:1.4") == "billing-cron"
+    assert image_name("app@sha256:abc") == "app"
+    assert runs_cron_daemon("cron -f") and runs_cron_daemon("/usr/local/bin/supercronic /c")
+    assert not runs_cron_daemon("python cronjobs.py")
+
+
+def test_autoscaler_raises_the_copies_and_daemonsets_run_everywhere():
+    docs = load_documents(
+        "kind: Deployment\napiVersion: apps/v1\nmetadata: {name: web}\nspec:\n  replicas: 2\n"
+        "---\nkind: HorizontalPodAutoscaler\napiVersion: autoscaling/v2\nmetadata: {name: web}\n"
+        "spec:\n  scaleTargetRef: {kind: Deployment, name: web}\n  maxReplicas: 8\n"
+        "---\nkind: DaemonSet\napiVersion: apps/v1\nmetadata: {name: agent}\nspec: {}\n")
+    catalog = Catalog()
+    catalog.read("m.yaml", docs)
+    found = {w.name: w for w in workloads("m.yaml", docs, catalog)}
+    assert (found["web"].copies, found["web"].evidence.line) == (8, 12)
+    assert found["agent"].copies > 1 and "DaemonSet" in found["agent"].note
+
+
+def test_claims_are_classified_by_class_volume_and_access_mode():
+    docs = load_documents(
+        "kind: StorageClass\napiVersion: v1\nmetadata: {name: fast}\nprovisioner: ebs.csi.aws.com\n"
+        "---\nkind: StorageClass\napiVersion: v1\nmetadata: {name: shared}\n"
+        "provisioner: nfs.csi.k8s.io\n"
+        "---\nkind: PersistentVolume\napiVersion: v1\nmetadata: {name: pv1}\n"
+        "spec: {nfs: {server: nas, path: /x}}\n"
+        "---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: a}\n"
+        "spec: {storageClassName: fast, accessModes: [ReadWriteOnce]}\n"
+        "---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: b}\n"
+        "spec: {storageClassName: shared}\n"
+        "---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: c}\n"
+        "spec: {volumeName: pv1}\n"
+        "---\nkind: PersistentVolumeClaim\napiVersion: v1\nmetadata: {name: d}\n"
+        "spec: {accessModes: [ReadWriteMany]}\n")
+    catalog = Catalog()
+    catalog.read("s.yaml", docs)
+    kinds = {claim: classify_claim(claim, catalog)[0] for claim in "abcde"}
+    assert kinds == {"a": "other", "b": "network", "c": "network", "d": "shared", "e": "other"}
+
+
+def test_compose_services_volumes_and_copies():
+    docs = load_documents(
+        "services:\n  w:\n    image: w\n    deploy: {mode: global}\n"
+        "    volumes: [nas:/srv, ./data:/data, /scratch]\n"
+        "  x:\n    image: x\n    scale: ${N}\n"
+        "volumes:\n  nas:\n    driver_opts: {type: nfs, o: addr=1.2.3.4}\n")
+    services = {w.name: w for w in compose_services("c.yml", "c.yml", docs[0], {})}
+    assert services["w"].copies > 1 and services["x"].copies == 1
+    mounts = {path: volume.kind for path, volume in services["w"].containers[0].mounts}
+    assert mounts == {"/srv": "network", "/data": "bind", "/scratch": "other"}
+
+
+def test_fstab_and_mount_units():
+    fstab = "# comment\n/dev/sda1 / ext4 defaults 0 1\nnas:/e /mnt/e nfs4 defaults 0 0\n" \
+            "//srv/share /mnt/s cifs credentials=/x 0 0\n"
+    assert [(m.path, m.span.line) for m in fstab_mounts("fstab", fstab)] == \
+        [("/mnt/e", 3), ("/mnt/s", 4)]
+    unit = "[Mount]\nWhat=nas:/x\nWhere=/srv/x\nType=nfs\n"
+    assert [m.path for m in mount_unit("srv-x.mount", "srv-x.mount", unit)] == ["/srv/x"]
+    local = "[Mount]\nWhat=/dev/sdb\nWhere=/srv/y\nType=ext4\n"
+    assert mount_unit("srv-y.mount", "srv-y.mount", local) == []
