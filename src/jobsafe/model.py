@@ -237,6 +237,8 @@ class Job:
     replicas_note: str | None = None
     #: filesystems mounted where the job runs (pod volumes, compose volumes)
     mounts: tuple[Mount, ...] = ()
+    #: an in-process scheduler's own settings for the job, as written (max_instances ...)
+    options: tuple[tuple[str, str], ...] = ()
     unit: UnitFacts | None = None  # systemd jobs
     k8s: K8sFacts | None = None  # Kubernetes CronJobs
     workflow: WorkflowFacts | None = None  # GitHub Actions

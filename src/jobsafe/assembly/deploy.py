@@ -12,7 +12,7 @@ from ..model import CronFile, Job, Mount, ParseError, Schedule, Span, WorkflowFa
 from ..schedule import ScheduleError, cron_schedule, expand_macro
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
 from ..sources.compose import compose_services
-from ..sources.kubernetes import Catalog, classify_claim, cronjobs, workloads
+from ..sources.kubernetes import classify_claim, cronjobs, workloads
 from ..sources.mounts import fstab_mounts, mount_unit
 from ..sources.shell import Locator
 from ..sources.workloads import (Container, Volume, Workload, celery_role, image_name,

@@ -1,16 +1,33 @@
 """Python modules: locks and hazards of all code, and jobs declared to in-process schedulers."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
-from ..model import Entry, Job, ParseError, Schedule, Target
+from ..discover import read_text
+from ..model import Entry, Job, Lock, ParseError, Schedule, Span, Target
 from ..schedule import ScheduleError, cron_schedule
 from ..sources.python.index import entry_code, resolve_function
 from . import is_test_path
 
+_DJANGO_CRON_SETTING = re.compile(
+    r"^(DJANGO_CRON_LOCK_BACKEND|DJANGO_CRON_LOCK_TIME)\s*=\s*(.+?)\s*(?:#.*)?$", re.M)
+#: django-cron's default: a cache key that lives a day (``DJANGO_CRON_LOCK_TIME``)
+DJANGO_CRON_LOCK_TIME = 24 * 3600
+
+
+def eval_number(text: str) -> float:
+    """``3600``, ``60 * 60``, ``2*3600`` — the arithmetic settings files use for times."""
+    value = 1.0
+    for factor in text.replace(" ", "").split("*"):
+        value *= float(factor)
+    return value
+
 
 class PythonSources:
     """Mixin of the Builder."""
+
+    _cron_settings: dict[str, tuple[str, Span]] | None = None
 
     def _scheduled_call(self, rel: str, call) -> None:
         if call.cron:
@@ -39,10 +56,48 @@ class PythonSources:
         identity = f"{entry.path}::{entry.function}" if entry else call.target
         target = Target((call.target,), call.span, True, entry, identity)
         text = " ".join((call.text or call.target).split())
+        locks = (self._django_cron_lock(call),) if call.source == "django-cron" and \
+            dict(call.options).get("ALLOW_PARALLEL_RUNS") != "True" else ()
         self.project.jobs.append(Job(
             id=f"{call.source}:{call.span.path}:{call.span.line}", source=call.source,
             span=call.span, schedule=replace(schedule, text=text[:80]), command=text,
-            targets=(target,)))
+            targets=(target,), locks=locks, options=call.options))
+
+    def _django_cron_lock(self, call) -> Lock:
+        """The lock ``runcrons`` takes around each job class: a cache key (the default
+        backend; cluster-wide when the cache is) or a file lock, per the settings."""
+        settings = self._django_cron_settings()
+        backend = settings.get("DJANGO_CRON_LOCK_BACKEND", ("CacheLock", None))
+        own = dict(call.options).get("DJANGO_CRON_LOCK_TIME")
+        ttl_text, ttl_span = (own, call.span) if own else \
+            settings.get("DJANGO_CRON_LOCK_TIME", (None, None))
+        try:
+            ttl = float(eval_number(ttl_text)) if ttl_text else DJANGO_CRON_LOCK_TIME
+        except ValueError:
+            ttl = None
+        if "FileLock" in backend[0]:
+            return Lock(kind="flock", scope="host", span=call.span, api="django_cron FileLock",
+                        stale_handling="kernel")
+        if "DatabaseLock" in backend[0]:
+            return Lock(kind="db-row-lock", scope="cluster", span=call.span,
+                        api="django_cron DatabaseLock", stale_handling="none")
+        return Lock(kind="cache-lock", scope="cluster", span=call.span, api="django_cron CacheLock",
+                    key=call.target.rsplit(".", 1)[0], ttl_seconds=ttl, stale_handling="ttl",
+                    atomic=False, ttl_span=ttl_span)
+
+    def _django_cron_settings(self) -> dict[str, tuple[str, Span]]:
+        if self._cron_settings is None:
+            self._cron_settings = {}
+            for rel, f in sorted(self.tree.python.files.items()):
+                name = rel.rsplit("/", 1)[-1]
+                if not ("settings" in rel.split("/")[:-1] or name.startswith("settings")):
+                    continue
+                text = read_text(f.abs).content or ""
+                for m in _DJANGO_CRON_SETTING.finditer(text):
+                    line = text.count("\n", 0, m.start()) + 1
+                    self._cron_settings.setdefault(m.group(1), (m.group(2).strip("'\""),
+                                                                Span(f.display, line)))
+        return self._cron_settings
 
     def _python(self, rel: str) -> None:
         module = self.tree.python.module(rel)

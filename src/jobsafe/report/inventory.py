@@ -36,8 +36,12 @@ def job_dict(job: Job, rules: list[str]) -> dict:
                    "line": lock.span.line, "file": lock.span.path}
                   for lock in job.all_locks],
         "runtime_bound_seconds": job.runtime_bound_seconds,
-        "replicas": {"count": job.replicas, "path": job.replicas_evidence.path}
+        "replicas": {"count": job.replicas, "path": job.replicas_evidence.path,
+                     "line": job.replicas_evidence.line, "evidence": job.replicas_note}
         if job.replicas is not None and job.replicas_evidence else None,
+        "mounts": [{"path": m.path, "kind": m.kind, "what": m.what, "file": m.span.path,
+                    "line": m.span.line} for m in job.mounts],
+        "scheduler_options": dict(job.options),
         "findings": rules,
     })
     if job.unit is not None:

@@ -198,7 +198,7 @@ class Hazards:
             sleeps = any(isinstance(n, cst.Call) and self.qualified(n.func) & apis.SLEEPS
                          for n in body_nodes)
             test = self.code(loop.test)
-            bounded = not (test in ("True", "1")) or any(
+            bounded = test not in ("True", "1") or any(
                 isinstance(n, cst.Comparison) and re.search(r"time|monotonic|deadline|attempt|tries|retries|count",
                                                             self.code(n)) for n in body_nodes)
             if sleeps and not bounded:

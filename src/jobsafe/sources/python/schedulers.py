@@ -1,5 +1,5 @@
-"""In-process schedulers declared in Python: Celery beat, APScheduler, ``schedule``, Huey, and
-django-crontab's ``CRONJOBS``. Each entry becomes a scheduled job linked to the function it
+"""In-process schedulers declared in Python: Celery beat, APScheduler, ``schedule``, Huey,
+django-crontab's ``CRONJOBS`` and django-cron's ``CronJobBase`` classes. Each entry becomes a scheduled job linked to the function it
 runs, so the lock and idempotency analysis applies to it."""
 from __future__ import annotations
 
@@ -19,13 +19,15 @@ _UNITS = {"second": 1, "seconds": 1, "minute": 60, "minutes": 60, "hour": 3600, 
 
 @dataclass
 class ScheduledCall:
-    source: str  # celery | apscheduler | schedule | huey | cron (django-crontab)
+    source: str  # celery | apscheduler | schedule | huey | cron (django-crontab) | django-cron
     span: Span
     target: str  # dotted name (or local function name) of what runs
     cron: str | None = None  # a five-field expression
     interval: float | None = None  # seconds
     text: str = ""
-    max_instances: int | None = None  # APScheduler
+    #: the scheduler's own overlap and catch-up settings, as written (APScheduler's
+    #: max_instances, coalesce, misfire_grace_time; django-cron's ALLOW_PARALLEL_RUNS ...)
+    options: tuple[tuple[str, str], ...] = ()
 
 
 def scheduled_calls(an, nodes) -> list[ScheduledCall]:
@@ -42,6 +44,9 @@ def scheduled_calls(an, nodes) -> list[ScheduledCall]:
             found += _call(an, node)
         elif isinstance(node, cst.FunctionDef):
             found += _decorated(an, node)
+        elif isinstance(node, cst.ClassDef) and any(
+                an.code(base.value).rsplit(".", 1)[-1] == "CronJobBase" for base in node.bases):
+            found += _django_cron(an, node)
     return found
 
 
@@ -105,11 +110,15 @@ def _call(an, call: cst.Call) -> list[ScheduledCall]:
     return []
 
 
+_APS_OPTIONS = ("max_instances", "coalesce", "misfire_grace_time")
+
+
 def _apscheduler(an, call, target, trigger, where) -> list[ScheduledCall]:
     if target is None:
         return []
     kind = an.eval.string(trigger) if trigger is not None else None
-    max_instances = an.eval.number(argument(call, "max_instances", None))
+    options = tuple((key, an.code(value)) for key in _APS_OPTIONS
+                    if (value := argument(call, key, None)) is not None)
     name = an.eval.string(target) or an.code(target)
     if kind == "cron":
         fields = []
@@ -120,12 +129,12 @@ def _apscheduler(an, call, target, trigger, where) -> list[ScheduledCall]:
                 text = _APS_DAYS[int(text) % 7]  # APScheduler counts from Monday
             fields.append(text)
         return [ScheduledCall("apscheduler", an.span(where), name, " ".join(fields), None,
-                              an.code(call), int(max_instances) if max_instances else None)]
+                              an.code(call), options)]
     if kind == "interval":
         seconds = sum((an.eval.number(argument(call, unit, None)) or 0) * size
                       for unit, size in _UNITS.items() if unit.endswith("s"))
         return [ScheduledCall("apscheduler", an.span(where), name, None, seconds or None,
-                              an.code(call), int(max_instances) if max_instances else None)]
+                              an.code(call), options)]
     return []
 
 
@@ -172,3 +181,41 @@ def _decorated(an, func: cst.FunctionDef) -> list[ScheduledCall]:
             cron, interval, text = _celery_schedule(an, d.args[0].value)
             out.append(ScheduledCall("huey", an.span(func), func.name.value, cron, interval, text))
     return out
+
+
+_DJANGO_CRON_OPTIONS = ("ALLOW_PARALLEL_RUNS", "DJANGO_CRON_LOCK_TIME")
+
+
+def _django_cron(an, cls: cst.ClassDef) -> list[ScheduledCall]:
+    """``class Sync(CronJobBase): RUN_EVERY_MINS = 5; schedule = Schedule(run_every_mins=
+    RUN_EVERY_MINS)`` runs ``Sync.do`` (from ``manage.py runcrons``)."""
+    attributes = {}
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and isinstance(small.targets[0].target, cst.Name):
+                    attributes[small.targets[0].target.value] = small.value
+    schedule = attributes.get("schedule")
+    if not isinstance(schedule, cst.Call):
+        return []
+
+    def value(name):
+        node = argument(schedule, name, None)
+        return attributes.get(node.value, node) if isinstance(node, cst.Name) else node
+
+    options = tuple((key, an.code(attributes[key])) for key in _DJANGO_CRON_OPTIONS
+                    if key in attributes)
+    target, span, text = f"{cls.name.value}.do", an.span(cls), an.code(schedule)
+    minutes = an.eval.number(value("run_every_mins"))
+    if minutes:
+        return [ScheduledCall("django-cron", span, target, None, minutes * 60, text, options)]
+    times = value("run_at_times")
+    clock = sorted({an.eval.string(e.value) or "" for e in times.elements}) \
+        if isinstance(times, (cst.List, cst.Tuple)) else []
+    if clock and all(":" in t for t in clock):
+        hours = sorted({int(t.split(":")[0]) for t in clock})
+        minutes_set = sorted({int(t.split(":")[1]) for t in clock})
+        if len(minutes_set) == 1:  # the same minute: one cron expression says it exactly
+            cron = f"{minutes_set[0]} {','.join(map(str, hours))} * * *"
+            return [ScheduledCall("django-cron", span, target, cron, None, text, options)]
+    return [ScheduledCall("django-cron", span, target, None, None, text, options)]
