@@ -104,6 +104,9 @@ class Lock:
     scope_lines: tuple[int, int] | None = None  # the lines the lock protects
     function: str | None = None  # the function that takes it
     session: bool = False  # database session-level advisory lock
+    #: where the connection holding a session lock was checked out of a pool whose block
+    #: returns it with the lock still held
+    pooled: Span | None = None
     ttl_span: Span | None = None  # the call that sets the TTL, when not the acquisition
 
     @property

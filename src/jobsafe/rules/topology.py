@@ -6,6 +6,8 @@ from . import Rule
 from .common import FactRule, locks_with_jobs
 
 #: locks the kernel keeps on an open file (flock/fcntl), as opposed to O_EXCL lock files
+#: schedulers whose jobs run in a process that outlives the run (and keeps its pools)
+LONG_LIVED = ("celery", "huey", "apscheduler", "schedule")
 #: schedulers that send each run to a pool of workers rather than running it themselves
 QUEUED_SOURCES = ("celery", "huey")
 KERNEL_FILE_LOCKS = ("flock", "lockf", "filelock", "portalocker", "fasteners", "lckdo")
@@ -113,15 +115,24 @@ class SessionLockThroughPooler(Rule):
     sources = ("python",)
 
     def check(self, project):
-        if project.pooler is None:
-            return
         for lock, job in locks_with_jobs(project):
             if not lock.session:
                 continue
-            yield self.finding(
-                lock.span,
-                f"{lock.api} is a session-level lock, but connections go through a "
-                f"transaction-pooling PgBouncer: the lock belongs to whichever client gets the "
-                f"server connection next, or lingers; use pg_advisory_xact_lock inside a "
-                f"transaction, or a dedicated connection",
-                job.id if job else None, [Related(project.pooler, "transaction pooling")])
+            if project.pooler is not None:
+                yield self.finding(
+                    lock.span,
+                    f"{lock.api} is a session-level lock, but connections go through a "
+                    f"transaction-pooling PgBouncer: the lock belongs to whichever client gets "
+                    f"the server connection next, or lingers; use pg_advisory_xact_lock inside a "
+                    f"transaction, or a dedicated connection",
+                    job.id if job else None, [Related(project.pooler, "transaction pooling")])
+            elif lock.pooled is not None and job is not None and job.source in LONG_LIVED:
+                yield self.finding(
+                    lock.span,
+                    f"{lock.api} is a session-level lock on a pooled connection that goes back "
+                    f"to the pool with the lock held: the {job.source} process keeps the pool, "
+                    f"so the lock lingers on an idle connection and later runs that get another "
+                    f"connection find it taken; unlock before the block ends, or use "
+                    f"pg_advisory_xact_lock inside a transaction",
+                    job.id, [Related(lock.pooled, "connection checked out of the pool"),
+                             Related(job.span, "scheduled here")])

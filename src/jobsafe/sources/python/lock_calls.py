@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ...model import CodeFact, Lock
+from ...model import CodeFact, Lock, Span
 from . import apis
 from .syntax import contains, walk, walk_unit
 from .values import argument, passes_kwargs
@@ -317,6 +317,7 @@ class LockCalls:
             release, release_span, end = self._release_kind(unlock, None, unit)
             if not session:
                 release = "transaction"
+            pooled = self._pooled_checkout(call, unlock) if session else None
             lock = Lock(kind="pg-advisory" if function.startswith("pg_") else "mysql-get-lock",
                         scope="cluster", span=self.span(call), key=m.group(1).strip() or None,
                         stale_handling="session", blocking=blocking, wait_seconds=wait,
@@ -324,8 +325,25 @@ class LockCalls:
                         result_checked=self._result_checked(call) or self._fetched(call, calls),
                         release=release,
                         release_span=release_span, scope_lines=(self.line(call), end),
-                        function=unit.name, session=session)
+                        function=unit.name, session=session, pooled=pooled)
             return lock, call, None
+        return None
+
+    def _pooled_checkout(self, call, unlock) -> Span | None:
+        """The ``with engine.connect()``/``pool.connection()`` block a session lock is taken
+        in, when the block hands the connection back to the pool with the lock still held
+        (no unlock inside it)."""
+        for parent in self.parents(call):
+            if not isinstance(parent, cst.With):
+                continue
+            for item in parent.items:
+                checkout = item.item
+                if isinstance(checkout, cst.Call) and isinstance(checkout.func, cst.Attribute) \
+                        and _is_pool_checkout(self.code(checkout.func.value).lower(),
+                                              checkout.func.attr.value):
+                    if unlock is not None and self.line(unlock) <= self._pos[parent].end.line:
+                        return None
+                    return self.span(checkout)
         return None
 
     def _lock_files(self, unit: Unit, nodes, calls):
@@ -578,6 +596,14 @@ class LockCalls:
         return isinstance(node, cst.Call) and bool(
             self.qualified(node.func) & (set(apis.PROCESS_EXITS) | set(apis.HARD_EXITS)))
 
+
+
+def _is_pool_checkout(receiver: str, method: str) -> bool:
+    """SQLAlchemy engines pool connections (``engine.connect()``/``begin()``); psycopg_pool
+    and other pools hand them out with ``connection()``/``getconn()``."""
+    if method in ("connect", "begin"):
+        return "engine" in receiver
+    return method in ("connection", "getconn", "acquire") and "pool" in receiver
 
 
 def _float(text: str) -> float | None:
