@@ -242,7 +242,7 @@ class SchedulerPerWorker(Rule):
                            key=lambda f: f.span):
             yield self.finding(
                 fact.span,
-                f"{fact.detail}.start() runs in every process that imports it, and the app "
+                f"{fact.detail} runs in every process that imports it, and the app "
                 f"runs as several processes ({note}): every job runs once in each; start the "
                 f"scheduler in one dedicated process (under `if __name__ == \"__main__\"`)",
                 related=[Related(evidence, note)])

@@ -19,7 +19,8 @@ VOCABULARY = re.compile(
     r"SingleInstance|PidFile|Redlock|QueueOnce|"
     r"idempoten|Idempoten|dedup|Dedup|ClientToken|ClientRequestToken|Request-Id|stripe|"
     r"run_instances|send_message|create_payment|payments|uuid|now\(|time\(|random|secrets|"
-    r"beat_schedule|CELERYBEAT|add_job|scheduled_job|every\(|periodic_task|CRONJOBS|Scheduler")
+    r"beat_schedule|CELERYBEAT|add_job|scheduled_job|every\(|periodic_task|CRONJOBS|Scheduler|"
+    r"run_pending|CronJobBase")
 _MAX_UNITS = 400
 
 

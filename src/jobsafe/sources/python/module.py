@@ -24,7 +24,7 @@ from .hazards import Hazards
 from .idempotency import helper_origins, key_facts
 from .lock_calls import LockCalls
 from .schedulers import scheduled_calls
-from .syntax import ParentMap, contains, dotted, is_main_guard
+from .syntax import ParentMap, contains, dotted, is_main_guard, walk
 from .values import Evaluator, argument
 
 MODULE = "<module>"
@@ -365,6 +365,17 @@ class _ModuleAnalyser(LockCalls, Hazards):
                 names.append(parent.name.value)
         return ".".join(reversed(names))
 
+    def _runs_schedule_loop(self, thread: cst.Call) -> bool:
+        """``threading.Thread(target=loop)`` where ``loop`` calls ``schedule.run_pending()``."""
+        target = argument(thread, "target", None)
+        if not isinstance(target, cst.Name):
+            return False
+        body = next((s for s in self.module.body if isinstance(s, cst.FunctionDef)
+                     and s.name.value == target.value), None)
+        return body is not None and any(
+            isinstance(n, cst.Call) and "schedule.run_pending" in self.qualified(n.func)
+            for n in walk(body))
+
     def _analyse_unit(self, unit: Unit) -> None:
         nodes = self._nodes_of(unit)
         if unit.name == MAIN:
@@ -380,10 +391,13 @@ class _ModuleAnalyser(LockCalls, Hazards):
                     call.func.attr.value == "start" and \
                     self.client_kinds.get(self.code(call.func.value), set()) & apis.BACKGROUND_SCHEDULERS:
                 unit.facts.append(CodeFact("scheduler-start", self.span(call),
-                                           self.code(call.func.value)))
+                                           f"{self.code(call.func.value)}.start()"))
             if names & apis.THREAD_STARTS:
                 unit.facts.append(CodeFact("starts-threads", self.span(call),
                                            sorted(names & apis.THREAD_STARTS)[0]))
+                if unit.name != MAIN and self._runs_schedule_loop(call):
+                    unit.facts.append(CodeFact("scheduler-start", self.span(call),
+                                               "a thread running schedule.run_pending()"))
             if not names and isinstance(call.func, cst.Attribute) and \
                     isinstance(call.func.value, cst.Name) and call.func.value.value == "self":
                 unit.calls.append(f"self.{call.func.attr.value}")
