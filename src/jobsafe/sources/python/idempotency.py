@@ -18,6 +18,11 @@ from ...model import CodeFact, Span
 from .syntax import walk
 from .values import argument
 
+#: words without which a module makes no side effect or key this module judges (the prefilter)
+PREFILTER_TOKENS = ("idempoten", "Idempoten", "dedup", "Dedup", "ClientToken", "Request-Id",
+                    "stripe", "run_instances", "send_message", "create_payment", "payments",
+                    "uuid", r"now\(", r"time\(", "random", "secrets")
+
 PER_RUN_CALLS = {
     "uuid.uuid1": "uuid.uuid1()", "uuid.uuid4": "uuid.uuid4()",
     "random.random": "random.random()", "random.randint": "random.randint()",

@@ -12,6 +12,12 @@ from . import apis
 from .syntax import contains, walk, walk_unit
 from .values import argument, passes_kwargs
 
+#: words without which a module takes no lock this module recognises (the prefilter);
+#: "lock" but not "block"/"clock"
+PREFILTER_TOKENS = (r"(?<![bcBC])lock", "Lock", "LOCK", "acquire", "setnx", r"nx\s*=", "advisory",
+                    "O_EXCL", "pid", r"\.add\(", "exists", "SingleInstance", "PidFile", "Redlock",
+                    "QueueOnce")
+
 if TYPE_CHECKING:
     from .module import Unit
 

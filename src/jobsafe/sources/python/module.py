@@ -93,7 +93,7 @@ def parse_module(path: str, text: str) -> ModuleFacts:
     except RecursionError:
         facts.error = ParseError(Span(path, 1), "Python module too deeply nested to analyse")
         return facts
-    _ModuleAnalyser(path, module, metadata, facts).run()
+    _ModuleAnalyser(path, module, text, metadata, facts).run()
     for unit in facts.units.values():
         unit.node = None  # the facts are extracted: let the syntax tree go
     return facts
@@ -188,7 +188,7 @@ class _Collector(cst.CSTVisitor):
 
 
 class _ModuleAnalyser(LockCalls, Hazards):
-    def __init__(self, path, module, metadata, facts: ModuleFacts):
+    def __init__(self, path, module, text: str, metadata, facts: ModuleFacts):
         self.path = path
         self.module = module
         self._pos = metadata[PositionProvider]
@@ -204,7 +204,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
         #: id(acquisition node) -> the expression of a cluster lock's key
         self.lock_keys: dict[int, cst.BaseExpression] = {}
         self.atexit_release: set[str] = set()
-        self.module_text = module.code
+        self.module_text = text
         self.opened: dict[str, str | None] = {}  # handle -> path of `handle = open(path)`
         collector = _Collector()
         module.visit(collector)

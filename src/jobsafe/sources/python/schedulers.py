@@ -10,6 +10,10 @@ import libcst as cst
 from ...model import Span
 from .values import argument
 
+#: words without which a module declares no schedule (the prefilter)
+PREFILTER_TOKENS = ("beat_schedule", "CELERYBEAT", "add_job", "scheduled_job", r"every\(",
+                    "periodic_task", "CRONJOBS", "Scheduler", "CronJobBase", "run_pending",
+                    "add_periodic_task")
 _CELERY_CRONTAB = {"celery.schedules.crontab"}
 _HUEY_PERIODIC = {"periodic_task", "db_periodic_task"}
 _APS_DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
