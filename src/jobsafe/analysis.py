@@ -44,8 +44,9 @@ class Analysis:
 class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
     """Parses the discovered files into a Project."""
 
-    def __init__(self, root: str, cwd: str, settings: Settings):
+    def __init__(self, root: str, cwd: str, settings: Settings, workers: int = 1, cache=None):
         self.root, self.cwd, self.settings = root, cwd, settings
+        self.workers = workers
         self.discovery = discover(root, cwd, settings.extend_exclude)
         self.texts: dict[str, tuple[str, str]] = {}  # display path -> (kind, text)
         #: display path of a crontab -> display path of the Dockerfile that installs it
@@ -60,6 +61,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         self.web_replicas: tuple[int, Span, str] | None = None
         self.ansible_docs: list[tuple[SourceFile, list]] = []
         self.tree = Tree(self.discovery, self.texts)
+        self.tree.python.cache = cache
         self.project = Project(root=os.path.relpath(root, cwd).replace(os.sep, "/"))
 
     def error(self, path: str, message: str, line: int = 1) -> None:
@@ -76,6 +78,9 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         return text.content
 
     def build(self) -> Project:
+        python = self.tree.python
+        python.preload([rel for rel in sorted(python.files) if python.might_lock(rel)],
+                       self.workers)
         cron_sources: dict[str, CronSource] = {}
         for f in self.discovery.files:
             if f.kind == "crontab":
@@ -160,12 +165,22 @@ _WORKERS = re.compile(
 
 
 def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
-            cwd: str | None = None) -> Analysis:
+            cwd: str | None = None, workers: int | None = None, use_cache: bool = False
+            ) -> Analysis:
+    """``workers``: processes for parsing (default: one per core); ``use_cache``: read and
+    write ``.jobsafe_cache`` beside the configuration (or at the root)."""
     cwd = os.path.realpath(cwd or os.getcwd())
     paths = paths or ["."]
     root = find_root(paths)
-    builder = Builder(root, cwd, settings)
+    cache = None
+    if use_cache:
+        from .cache import FileCache
+
+        cache = FileCache.open(os.path.dirname(settings.source) if settings.source else root)
+    builder = Builder(root, cwd, settings, workers or os.cpu_count() or 1, cache)
     project = builder.build()
+    if cache is not None:
+        cache.prune()
     rules: list[Rule] = [all_rules()[i](settings) for i in rule_ids]
     findings: list[Finding] = []
     for rule in rules:

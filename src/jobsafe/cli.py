@@ -30,7 +30,7 @@ def _settings(config_file, paths):
         raise _Exit(str(exc)) from None
 
 
-def _analyse(paths, settings, select=(), ignore=()):
+def _analyse(paths, settings, select=(), ignore=(), workers=None, use_cache=False):
     from .analysis import analyse
     from .config import ConfigError
     from .rules import enabled_rules
@@ -47,8 +47,9 @@ def _analyse(paths, settings, select=(), ignore=()):
             from rich.console import Console
 
             with Console(stderr=True).status("jobsafe: analysing…", spinner="dots"):
-                return analyse(list(paths), settings, rule_ids)
-        return analyse(list(paths), settings, rule_ids)
+                return analyse(list(paths), settings, rule_ids, workers=workers,
+                               use_cache=use_cache)
+        return analyse(list(paths), settings, rule_ids, workers=workers, use_cache=use_cache)
     except RecursionError:
         raise _Exit("internal error: input too deeply nested") from None
     except Exception as exc:  # pragma: no cover - last line of defence, no traceback
@@ -112,7 +113,7 @@ def check(paths, fmt, output, select, ignore, severity, config_file, baseline, w
 
     paths = paths or (".",)
     settings = _settings(config_file, paths)
-    analysis = _analyse(paths, settings, _split(select), _split(ignore))
+    analysis = _analyse(paths, settings, _split(select), _split(ignore), workers, not no_cache)
     threshold = Severity(severity).rank
     analysis.findings = [f for f in analysis.findings if f.severity.rank >= threshold]
     if write_baseline:

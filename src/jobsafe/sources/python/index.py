@@ -42,6 +42,32 @@ def may_matter(text: str) -> bool:
 
 
 _MAX_UNITS = 400
+#: below this many modules to parse, starting worker processes costs more than it saves
+PARALLEL_MIN_FILES = 24
+
+
+def _parse_one(job: tuple[str, str]) -> ModuleFacts:
+    return parse_module(*job)
+
+
+def _parse_in_pool(jobs: list[tuple[str, str]], workers: int) -> list[ModuleFacts | None]:
+    """Parse in worker processes (forkserver: the parent may run a progress thread, which
+    plain fork would copy mid-lock). Results come back in order; None where the pool broke."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    results: list[ModuleFacts | None] = [None] * len(jobs)
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    chunk = max(1, len(jobs) // (workers * 8))
+    try:
+        with ProcessPoolExecutor(max_workers=workers,
+                                 mp_context=multiprocessing.get_context(method)) as pool:
+            for i, facts in enumerate(pool.map(_parse_one, jobs, chunksize=chunk)):
+                results[i] = facts
+    except (BrokenProcessPool, OSError):
+        pass
+    return results
 
 
 class PythonIndex:
@@ -51,6 +77,8 @@ class PythonIndex:
         self.read = read
         self._modules: dict[str, ModuleFacts | None] = {}
         self.errors: list[ParseError] = []
+        self.cache = None  # a FileCache, when the run uses one
+        self._matters: dict[str, bool] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
 
     @staticmethod
@@ -68,16 +96,64 @@ class PythonIndex:
             f = self.files.get(rel)
             text = self.read(f) if f is not None else None
             if text is not None:
-                facts = parse_module(f.display, text)
-                if facts.error is not None and not facts.too_large:
-                    self.errors.append(facts.error)
-                self._modules[rel] = facts
+                key = self.cache.key("python", f.display, text) if self.cache else None
+                facts = self.cache.get(key) if self.cache else None
+                if not isinstance(facts, ModuleFacts):
+                    facts = parse_module(f.display, text)
+                    if self.cache:
+                        self.cache.put(key, facts)
+                self._store(rel, facts)
         return self._modules[rel]
 
+    def _store(self, rel: str, facts: ModuleFacts) -> None:
+        if facts.error is not None and not facts.too_large:
+            self.errors.append(facts.error)
+        self._modules[rel] = facts
+
+    def preload(self, rels: list[str], workers: int) -> None:
+        """Parse the modules the cache did not hold across ``workers`` processes, when there
+        are enough of them to pay for starting the pool (a pre-commit run on a few files
+        stays in this process)."""
+        todo = []
+        for rel in rels:
+            if rel in self._modules:
+                continue
+            f = self.files[rel]
+            text = self.read(f)
+            if text is not None:
+                todo.append((rel, f.display, text, self.cache.key("python", f.display, text)
+                             if self.cache else None))
+        if workers < 2 or len(todo) < PARALLEL_MIN_FILES:
+            return  # module() parses them one by one, when asked
+        results = _parse_in_pool([(display, text) for _, display, text, _ in todo], workers)
+        for (rel, _display, _text, key), facts in zip(todo, results):
+            if facts is None:
+                continue  # the pool broke: module() parses it here
+            self._store(rel, facts)
+            if key:
+                self.cache.put(key, facts)
+
     def might_lock(self, rel: str) -> bool:
-        f = self.files.get(rel)
-        text = self.read(f) if f is not None else None
-        return bool(text) and may_matter(text)
+        """The prefilter's verdict; with a cache, one lookup gives the verdict or the parsed
+        module (an entry is False for a module that does not matter)."""
+        if rel not in self._matters:
+            f = self.files.get(rel)
+            text = self.read(f) if f is not None else None
+            if not text:
+                self._matters[rel] = False
+                return False
+            key = self.cache.key("python", f.display, text) if self.cache else None
+            entry = self.cache.get(key) if key else None
+            if isinstance(entry, ModuleFacts):
+                self._store(rel, entry)
+                self._matters[rel] = True
+            elif entry is False:
+                self._matters[rel] = False
+            else:
+                self._matters[rel] = may_matter(text)
+                if key and not self._matters[rel]:
+                    self.cache.put(key, False)
+        return self._matters[rel]
 
     # -- reachability
     def entry_units(self, rel: str, kind: str, function: str | None) -> list[tuple[ModuleFacts, Unit]]:

@@ -1,0 +1,141 @@
+"""The per-file result cache, ``.jobsafe_cache/`` beside the configuration (like ruff's).
+
+What is cached is what one file yields on its own — a Python module's locks, hazards and
+schedules — keyed by the file's content and display path, jobsafe's version and the cache
+format. Everything that combines files (linking, topology, rules) is recomputed on every
+run, so changing any input is always seen.
+
+The cache lives in the analysed repository, and a pull request could commit a forged one.
+Entries are therefore signed (HMAC-SHA256) with a key kept outside the repository, in the
+user's cache directory: an entry that does not verify is ignored, so a pickle is only ever
+loaded if this user's jobsafe wrote it. Writes go to a temporary file that is renamed into
+place, so concurrent runs never see half an entry; the folder is pruned to a fixed size.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import pickle
+import secrets
+import tempfile
+
+from . import __version__
+
+CACHE_DIR = ".jobsafe_cache"
+FORMAT = 1
+MAX_BYTES = 256 * 1024 * 1024
+_MAC = hashlib.sha256().digest_size
+
+
+def _signing_key() -> bytes | None:
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(home, "jobsafe", "cache-key")
+    try:
+        with open(path, "rb") as fh:
+            key = fh.read()
+        if len(key) == 32:
+            return key
+    except OSError:
+        pass
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        key = secrets.token_bytes(32)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(key)
+        os.replace(tmp, path)  # two first runs at once: the last key wins, both still work
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+class FileCache:
+    def __init__(self, directory: str, key: bytes):
+        self.directory = directory
+        self._key = key
+        self.hits = self.misses = 0
+
+    @classmethod
+    def open(cls, parent: str) -> "FileCache | None":
+        """The cache under ``parent``, created if needed; None when it cannot be used."""
+        key = _signing_key()
+        directory = os.path.join(parent, CACHE_DIR)
+        if key is None:
+            return None
+        try:
+            os.makedirs(directory, exist_ok=True)
+            ignore = os.path.join(directory, ".gitignore")
+            if not os.path.exists(ignore):
+                with open(ignore, "w", encoding="utf-8") as fh:
+                    fh.write("# Created by jobsafe automatically.\n*\n")
+        except OSError:
+            return None
+        return cls(directory, key)
+
+    def key(self, kind: str, name: str, text: str) -> str:
+        digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{kind}\0{name}\0".encode())
+        digest.update(text.encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.directory, key[:2], key[2:])
+
+    def get(self, key: str):
+        try:
+            with open(self._path(key), "rb") as fh:
+                blob = fh.read()
+        except OSError:
+            self.misses += 1
+            return None
+        mac, payload = blob[:_MAC], blob[_MAC:]
+        if not hmac.compare_digest(mac, hmac.new(self._key, payload, hashlib.sha256).digest()):
+            self.misses += 1
+            return None
+        try:
+            value = pickle.loads(payload)
+        except Exception:  # an entry of an older format: recompute
+            self.misses += 1
+            return None
+        self.hits += 1
+        return value
+
+    def put(self, key: str, value) -> None:
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        blob = hmac.new(self._key, payload, hashlib.sha256).digest() + payload
+        path = self._path(key)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(blob)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only or full disk: the run goes on without caching
+
+    def prune(self, max_bytes: int = MAX_BYTES) -> None:
+        """Remove the least recently written entries until the folder is under 80 % of the
+        limit (only when it is over the limit)."""
+        entries = []
+        for folder, _dirs, files in os.walk(self.directory):
+            for name in files:
+                if name == ".gitignore":
+                    continue
+                path = os.path.join(folder, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                entries.append((st.st_mtime, st.st_size, path))
+        total = sum(size for _, size, _ in entries)
+        if total <= max_bytes:
+            return
+        for _, size, path in sorted(entries):
+            try:
+                os.remove(path)
+            except OSError:
+                continue
+            total -= size
+            if total <= max_bytes * 0.8:
+                break

@@ -1,0 +1,82 @@
+"""The result cache and parallel parsing: same findings as a plain run, cross-file results
+recomputed, forged entries ignored."""
+import json
+import os
+
+from click.testing import CliRunner
+
+from jobsafe.cache import CACHE_DIR, FileCache
+from jobsafe.cli import main
+
+CRON = "*/5 * * * * root timeout 4m flock -n /tmp/sync.lock python3 /app/bin/sync.py\n"
+DOCKERFILE = 'FROM python:3.12-slim\nCOPY jobs.cron /etc/cron.d/jobs\nCMD ["cron", "-f"]\n'
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: worker
+spec:
+  replicas: {replicas}
+  template:
+    spec:
+      containers:
+        - name: worker
+          image: registry.example.com/worker:1
+"""
+
+
+def _check(root, *args):
+    result = CliRunner().invoke(main, ["check", "--format", "json", "--exit-zero", *args, str(root)])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)["findings"]
+
+
+def test_editing_replicas_changes_the_findings_of_a_warm_run(write_tree, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    root = write_tree({"worker/Dockerfile": DOCKERFILE, "worker/jobs.cron": CRON,
+                       "bin/sync.py": "import fcntl\nprint('sync')\n",
+                       "k8s/worker.yaml": DEPLOYMENT.format(replicas=1)})
+    monkeypatch.chdir(root)
+    assert [f["rule"] for f in _check(".")] == []
+    assert os.path.isdir(root / CACHE_DIR)
+    (root / "k8s/worker.yaml").write_text(DEPLOYMENT.format(replicas=3))
+    assert [f["rule"] for f in _check(".")] == ["JOB301"]
+
+
+def test_cached_and_parallel_runs_match_a_plain_run(write_tree, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    files = {f"jobs/job{i}.py": "import redis\nr = redis.Redis()\n"
+                                 f"if __name__ == '__main__':\n    lock = r.lock('job{i}')\n"
+                                 "    lock.acquire()\n"
+             for i in range(30)}
+    root = write_tree(files)
+    monkeypatch.chdir(root)
+    plain = _check(".", "--no-cache", "--jobs", "1")
+    assert len(plain) == 30
+    assert _check(".", "--jobs", "2") == plain  # cold, parsed in two worker processes
+    assert _check(".", "--jobs", "2") == plain  # warm, from the cache
+
+
+def test_a_forged_cache_entry_is_never_loaded(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    monkeypatch.chdir(tmp_path)
+    cache = FileCache.open(str(tmp_path))
+    key = cache.key("python", "job.py", "print(1)\n")
+    cache.put(key, {"ok": True})
+    assert cache.get(key) == {"ok": True}
+    entry = os.path.join(cache.directory, key[:2], key[2:])
+    forged = b"\0" * 32 + b"cos\nsystem\n(S'touch pwned'\ntR."  # a pickle that runs a command
+    with open(entry, "wb") as fh:
+        fh.write(forged)
+    assert cache.get(key) is None
+    assert not os.path.exists("pwned")
+
+
+def test_prune_keeps_the_cache_bounded(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    cache = FileCache.open(str(tmp_path))
+    for i in range(20):
+        cache.put(cache.key("python", f"m{i}.py", "x"), b"x" * 1000)
+    cache.prune(max_bytes=10_000)
+    sizes = [os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(cache.directory)
+             for f in fs if f != ".gitignore"]
+    assert sum(sizes) <= 10_000 and sizes
