@@ -22,6 +22,13 @@ def run_analysis(root, settings=None, rules=None, paths=None):
         os.chdir(old)
 
 
+@pytest.fixture(autouse=True)
+def _cache_outside_the_repository(tmp_path_factory, monkeypatch):
+    """CLI runs in the tests cache their results in a temporary folder, not in fixtures."""
+    monkeypatch.setenv("JOBSAFE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "home"))
+
+
 @pytest.fixture
 def write_tree(tmp_path):
     """Write {relative path: text or bytes} under a temporary root and return it."""

@@ -32,6 +32,7 @@ def _check(root, *args):
 
 def test_editing_replicas_changes_the_findings_of_a_warm_run(write_tree, monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    monkeypatch.delenv("JOBSAFE_CACHE_DIR")
     root = write_tree({"worker/Dockerfile": DOCKERFILE, "worker/jobs.cron": CRON,
                        "bin/sync.py": "import fcntl\nprint('sync')\n",
                        "k8s/worker.yaml": DEPLOYMENT.format(replicas=1)})
@@ -59,7 +60,7 @@ def test_cached_and_parallel_runs_match_a_plain_run(write_tree, monkeypatch, tmp
 def test_a_forged_cache_entry_is_never_loaded(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
     monkeypatch.chdir(tmp_path)
-    cache = FileCache.open(str(tmp_path))
+    cache = FileCache.open(str(tmp_path / CACHE_DIR))
     key = cache.key("python", "job.py", "print(1)\n")
     cache.put(key, {"ok": True})
     assert cache.get(key) == {"ok": True}
@@ -73,7 +74,7 @@ def test_a_forged_cache_entry_is_never_loaded(tmp_path, monkeypatch):
 
 def test_prune_keeps_the_cache_bounded(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
-    cache = FileCache.open(str(tmp_path))
+    cache = FileCache.open(str(tmp_path / CACHE_DIR))
     for i in range(20):
         cache.put(cache.key("python", f"m{i}.py", "x"), b"x" * 1000)
     cache.prune(max_bytes=10_000)

@@ -174,9 +174,10 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
     root = find_root(paths)
     cache = None
     if use_cache:
-        from .cache import FileCache
+        from .cache import CACHE_DIR, FileCache
 
-        cache = FileCache.open(os.path.dirname(settings.source) if settings.source else root)
+        cache = FileCache.open(os.environ.get("JOBSAFE_CACHE_DIR") or os.path.join(
+            os.path.dirname(settings.source) if settings.source else root, CACHE_DIR))
     builder = Builder(root, cwd, settings, workers or os.cpu_count() or 1, cache)
     project = builder.build()
     if cache is not None:

@@ -1,4 +1,5 @@
-"""The per-file result cache, ``.jobsafe_cache/`` beside the configuration (like ruff's).
+"""The per-file result cache, ``.jobsafe_cache/`` beside the configuration (like ruff's), or
+where ``JOBSAFE_CACHE_DIR`` says.
 
 What is cached is what one file yields on its own — a Python module's locks, hazards and
 schedules — keyed by the file's content and display path, jobsafe's version and the cache
@@ -58,10 +59,9 @@ class FileCache:
         self.hits = self.misses = 0
 
     @classmethod
-    def open(cls, parent: str) -> "FileCache | None":
-        """The cache under ``parent``, created if needed; None when it cannot be used."""
+    def open(cls, directory: str) -> "FileCache | None":
+        """The cache in ``directory``, created if needed; None when it cannot be used."""
         key = _signing_key()
-        directory = os.path.join(parent, CACHE_DIR)
         if key is None:
             return None
         try:
