@@ -13,6 +13,8 @@ from .locks import WAITING_KINDS
 ENV_FOLDERS = {"dev", "develop", "development", "test", "testing", "qa", "uat", "stage",
                "staging", "preprod", "prod", "production", "live", "sandbox", "local", "ci",
                "demo", "canary", "overlays", "environments", "envs"}
+#: folder names of documentation: an example crontab is not installed beside the real one
+EXAMPLE_FOLDERS = {"doc", "docs", "example", "examples", "sample", "samples"}
 _CRON_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -274,6 +276,10 @@ def _env_variants(a: Job, b: Job) -> bool:
     return bool(envs_a or envs_b) and envs_a != envs_b
 
 
+def _example(job: Job) -> bool:
+    return any(part.lower() in EXAMPLE_FOLDERS for part in job.span.path.split("/")[:-1])
+
+
 def _systemd_fallback(a: Job, b: Job) -> bool:
     """Debian ships a cron.d line and a timer for the same work; the cron line tests
     ``/run/systemd/system`` and runs only on hosts without systemd."""
@@ -305,7 +311,7 @@ class DuplicateSchedule(Rule):
         for same in groups.values():
             for earlier, later in combinations(same, 2):
                 if later.id in reported or _env_variants(earlier, later) or \
-                        _systemd_fallback(earlier, later):
+                        _systemd_fallback(earlier, later) or _example(earlier) or _example(later):
                     continue
                 a, b = firings_of(earlier.schedule), firings_of(later.schedule)
                 if a and b and not coincide(a, b):

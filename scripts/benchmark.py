@@ -1,0 +1,149 @@
+"""Speed and memory of jobsafe beside its peers, as whole processes, in one run.
+
+    python scripts/benchmark.py            # 5 runs of each command
+    python scripts/benchmark.py --runs 3 --no-peers
+
+Corpus (fetched once into the cache of ``corpus.py``): the Django sdist, plus the crontabs,
+cron.d files and systemd units of the Debian packages of the robustness sweep. Prints each
+figure (median, min–max, peak RSS) and the ratios the speed issue asks about. Run by hand,
+never in CI: the figures depend on the machine and on what else it is doing, so only ratios
+measured in the same run mean anything.
+
+Peers are found beside this Python (``bin/``) or on PATH: ``pip install bandit semgrep ruff``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import corpus  # noqa: E402
+
+HERE = Path(__file__).parent
+
+
+def _schedule_file(rel: str) -> bool:
+    """Crontabs, cron.d/cron.daily files and systemd units of a Debian package."""
+    return rel.startswith("etc/cron") or "/systemd/system/" in f"/{rel}"
+
+
+def build_corpus(scratch: Path) -> tuple[Path, Path, list[str]]:
+    """(corpus root, Django folder inside it, three files for the pre-commit case)."""
+    root = scratch / "corpus"
+    if not root.exists():
+        django = next(corpus.fetch_pypi([corpus.DJANGO]).glob(corpus.DJANGO.replace("==", "-")))
+        shutil.copytree(django, root / "django", symlinks=True)
+        debian = corpus.fetch_debian()
+        for package in sorted(debian.iterdir()):
+            for path in package.rglob("*"):
+                rel = path.relative_to(package).as_posix()
+                if path.is_file() and not path.is_symlink() and _schedule_file(rel):
+                    target = root / "debian" / package.name / rel
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, target)
+    django = root / "django"
+    python_file = next(iter(sorted(django.glob("**/core/management/base.py"))))
+    cron_file = next(iter(sorted((root / "debian").glob("*/etc/cron.d/*"))))
+    unit_file = next(iter(sorted((root / "debian").glob("*/lib/systemd/system/*.timer"))))
+    named = [str(p.relative_to(root)) for p in (python_file, cron_file, unit_file)]
+    return root, django, named
+
+
+def tool(name: str) -> str | None:
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else shutil.which(name)
+
+
+def measure(cmd: list[str], runs: int, cwd: Path, env: dict | None = None, before=None):
+    """(wall times, peak RSS in MiB) of ``runs`` whole processes."""
+    times, peak = [], 0.0
+    for _ in range(runs):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        _pid, _status, usage = os.wait4(proc.pid, 0)
+        times.append(time.perf_counter() - start)
+        peak = max(peak, usage.ru_maxrss / 1024)
+    return times, peak
+
+
+def show(label: str, times: list[float], peak: float) -> float:
+    median = statistics.median(times)
+    print(f"{label:<44} {median:8.2f} s   ({min(times):.2f}–{max(times):.2f})   {peak:7.0f} MiB")
+    return median
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-peers", action="store_true", help="time jobsafe only")
+    parser.add_argument("--scratch", default=str(corpus.CACHE / "bench"))
+    args = parser.parse_args()
+    scratch = Path(args.scratch)
+    scratch.mkdir(parents=True, exist_ok=True)
+    root, django, named = build_corpus(scratch)
+    jobsafe = [sys.executable, "-m", "jobsafe", "check", "--exit-zero", "-q"]
+    cache = Path(tempfile.mkdtemp(prefix="jobsafe-bench-cache-"))
+    env = dict(os.environ, JOBSAFE_CACHE_DIR=str(cache))
+    files = sum(1 for p in root.rglob("*") if p.is_file())
+    print(f"corpus: {root} ({files} files; Django {corpus.DJANGO.split('==')[1]}), "
+          f"{args.runs} runs each, {os.cpu_count()} cores\n")
+    print(f"{'command':<44} {'median':>10}   (min–max)        peak RSS")
+    fig = {}
+    fig["pass"] = show("python -c pass", *measure([sys.executable, "-c", "pass"], args.runs, root))
+    fig["cold"] = show("jobsafe, cold (empty cache)", *measure(
+        [*jobsafe, "."], args.runs, root, env, before=lambda: shutil.rmtree(cache, True)))
+    fig["nocache"] = show("jobsafe --no-cache --jobs 1", *measure(
+        [*jobsafe, "--no-cache", "--jobs", "1", "."], max(1, args.runs // 2), root, env))
+    measure([*jobsafe, "."], 1, root, env)  # prime the cache
+    fig["warm"] = show("jobsafe, warm (nothing changed)", *measure([*jobsafe, "."], args.runs,
+                                                                    root, env))
+    fig["precommit"] = show("jobsafe on 3 named files (pre-commit, warm)", *measure(
+        [*jobsafe, *named], args.runs, root, env))
+    show("jobsafe on 3 named files, --no-cache", *measure(
+        [*jobsafe, "--no-cache", *named], args.runs, root, env))
+    show("jobsafe --version", *measure([sys.executable, "-m", "jobsafe", "--version"],
+                                       args.runs, root))
+    if not args.no_peers:
+        peers = {
+            "ruff": ["check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "django"],
+            "bandit": ["-r", "-q", "-f", "json", "-o", os.devnull, "django"],
+            "semgrep": ["scan", "--config", str(HERE / "benchmark-rules.yml"), "--metrics",
+                        "off", "--disable-version-check", "-q", "django"],
+        }
+        for name, peer_args in peers.items():
+            exe = tool(name)
+            if exe is None:
+                print(f"{name:<44} not installed")
+                continue
+            fig[name] = show(f"{name} {' '.join(peer_args[:3])}", *measure(
+                [exe, *peer_args], args.runs, root))
+    print("\nlinearity (jobsafe --no-cache on 1x, 2x, 4x copies of the corpus):")
+    for times in (1, 2, 4):
+        tree = root if times == 1 else corpus.copies(root, times, scratch)
+        show(f"  {times}x", *measure([*jobsafe, "--no-cache", "."], max(1, args.runs // 2),
+                                     tree, env))
+    print("\nratios:")
+    if "ruff" in fig:
+        print(f"  cold / ruff --select ALL      {fig['cold'] / fig['ruff']:.2f}   (target <= 2)")
+        print(f"  warm / ruff --select ALL      {fig['warm'] / fig['ruff']:.2f}   (target <= 1.5)")
+    if "bandit" in fig:
+        print(f"  cold / bandit                 {fig['cold'] / fig['bandit']:.3f}  (target <= 0.1)")
+    if "semgrep" in fig:
+        print(f"  cold / semgrep                {fig['cold'] / fig['semgrep']:.2f}")
+    print(f"  pre-commit - python -c pass   {fig['precommit'] - fig['pass']:+.2f} s (target <= 0.5)")
+    shutil.rmtree(cache, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
