@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -77,7 +78,7 @@ def parse_module(path: str, text: str) -> ModuleFacts:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         try:
-            ast.parse(text)
+            _python_parse(text)
             message = (f"not analysed: libcst cannot parse this module although Python can "
                        f"({exc.message})")
         except (SyntaxError, RecursionError, MemoryError, ValueError):
@@ -107,6 +108,13 @@ _GUARD_BYTES = 20_000
 _MAX_DEPTH = 600
 
 
+def _python_parse(text: str) -> ast.Module:
+    """CPython's own parser, without the warnings it prints about the code it reads."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
 def _too_complex(text: str) -> str | None:
     """Why the module cannot be given to libcst safely, or None."""
     depth = deepest = 0
@@ -116,7 +124,7 @@ def _too_complex(text: str) -> str | None:
     if len(text) < _GUARD_BYTES and deepest < 100:
         return None
     try:
-        tree = ast.parse(text)
+        tree = _python_parse(text)
     except SyntaxError as exc:
         return f"Python syntax error: {exc.msg} (line {exc.lineno})"
     except (RecursionError, MemoryError, ValueError):
