@@ -19,7 +19,7 @@ from ..sources.workloads import (Container, Volume, Workload, celery_role, image
                                  runs_cron_daemon, runs_web_server)
 from ..sources.workflows import is_workflow, scheduled_workflow
 from ..sources.yamlfile import TEMPLATE_VALUE, YamlError, load_documents
-from . import is_test_path
+from ..paths import is_test_path
 
 
 _ANSIBLE_HINTS = re.compile(r"^\s*-?\s*(?:ansible\.(?:builtin|legacy)\.)?cron:|^\s*-?\s*hosts:|"

@@ -8,7 +8,7 @@ from ..discover import read_text
 from ..model import Entry, Job, Lock, ParseError, Schedule, Span, Target
 from ..schedule import ScheduleError, cron_schedule
 from ..sources.python.index import entry_code, resolve_function
-from . import is_test_path
+from ..paths import is_test_path
 
 _DJANGO_CRON_SETTING = re.compile(
     r"^(DJANGO_CRON_LOCK_BACKEND|DJANGO_CRON_LOCK_TIME)\s*=\s*(.+?)\s*(?:#.*)?$", re.M)

@@ -3,17 +3,24 @@ reaches it, and the base class of rules that report one kind of code fact."""
 from __future__ import annotations
 
 from ..model import CodeFact, Job, Lock, Related
+from ..paths import is_test_path, relative_to_root
 from . import Rule
 
 
+def in_test_code(project, path: str) -> bool:
+    return is_test_path(relative_to_root(path, project.root))
+
+
 def locks_with_jobs(project) -> list[tuple[Lock, Job | None]]:
-    """Each lock once (a module used by several jobs holds one lock), with its first job."""
+    """Each lock once (a module used by several jobs holds one lock), with its first job;
+    locks in test code count only when a job runs that code."""
     seen: dict = {}
     for job in sorted(project.jobs, key=lambda j: j.span):
         for lock in job.all_locks:
             seen.setdefault(lock.span, (lock, job))
     for lock in project.code_locks:
-        seen.setdefault(lock.span, (lock, None))
+        if not in_test_code(project, lock.span.path):  # tests take locks to exercise them
+            seen.setdefault(lock.span, (lock, None))
     return sorted(seen.values(), key=lambda pair: pair[0].span)
 
 
@@ -28,7 +35,7 @@ def facts_with_jobs(project, kind: str, jobs_only: bool = False) -> list[tuple[C
                     seen.setdefault(fact.span, (fact, job))
     if not jobs_only:
         for fact in project.code_facts:
-            if fact.kind == kind:
+            if fact.kind == kind and not in_test_code(project, fact.span.path):
                 seen.setdefault(fact.span, (fact, None))
     return sorted(seen.values(), key=lambda pair: pair[0].span)
 

@@ -8,6 +8,7 @@ from ..model import Fix, Job, Related, Severity, TextEdit
 from ..schedule import coincide, dst_shifted_minutes, firings_of, format_duration
 from . import Rule
 from .locks import WAITING_KINDS
+from .common import in_test_code
 
 #: folder names that mark environment variants of the same deployment
 ENV_FOLDERS = {"dev", "develop", "development", "test", "testing", "qa", "uat", "stage",
@@ -240,7 +241,8 @@ class SchedulerPerWorker(Rule):
         if project.workers is None:
             return
         _count, evidence, note = project.workers
-        for fact in sorted((f for f in project.code_facts if f.kind == "scheduler-start"),
+        for fact in sorted((f for f in project.code_facts if f.kind == "scheduler-start"
+                            and not in_test_code(project, f.span.path)),
                            key=lambda f: f.span):
             yield self.finding(
                 fact.span,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..model import Job, Mount, Related, Severity
 from . import Rule
-from .common import FactRule, locks_with_jobs
+from .common import FactRule, in_test_code, locks_with_jobs
 
 #: locks the kernel keeps on an open file (flock/fcntl), as opposed to O_EXCL lock files
 #: schedulers whose jobs run in a process that outlives the run (and keeps its pools)
@@ -74,7 +74,7 @@ class LockOnNetworkFs(Rule):
                 if lock.span not in seen and (yield from self._check(lock, mounts, job.id)):
                     seen.add(lock.span)
         for lock in sorted(project.code_locks, key=lambda lock: lock.span):
-            if lock.span not in seen:
+            if lock.span not in seen and not in_test_code(project, lock.span.path):
                 yield from self._check(lock, project.host_mounts, None)
 
     def _check(self, lock, mounts, job_id):

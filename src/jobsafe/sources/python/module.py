@@ -77,6 +77,8 @@ def parse_module(path: str, text: str) -> ModuleFacts:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
+        if _JINJA.search(text):
+            return facts  # a template that renders to Python (Jinja, cookiecutter): skip
         try:
             _python_parse(text)
             message = (f"not analysed: libcst cannot parse this module although Python can "
@@ -100,6 +102,7 @@ def parse_module(path: str, text: str) -> ModuleFacts:
     return facts
 
 
+_JINJA = re.compile(r"\{%-?\s*\w+|\{\{-?\s*[\w.]+\s*(?:\|[^}]*)?-?\}\}")
 #: libcst needs about 20 s per MiB of source; larger modules are generated code
 MAX_MODULE_BYTES = 1024 * 1024
 #: libcst's native parser overflows its stack (a crash, not an exception) on expressions

@@ -75,12 +75,25 @@ def _celery_schedule(an, node):
         fields = []
         for key, pos in (("minute", 0), ("hour", 1), ("day_of_month", 3), ("month_of_year", 4),
                          ("day_of_week", 2)):
-            value = argument(node, key, pos)
-            text = "*" if value is None else (an.eval.string(value) or an.code(value))
-            fields.append(str(text).replace(" ", ""))
+            text = _field(an, argument(node, key, pos))
+            if text is None:
+                return None, None, an.code(node)  # computed at run time: when is unknown
+            fields.append(text.replace(" ", ""))
         return " ".join(fields), None, an.code(node)
     seconds = an.eval.number(node)
     return None, seconds, an.code(node)
+
+
+def _field(an, value) -> str | None:
+    """A cron field written in code: ``"*/15"``, ``5``, or absent (``*``); None when it is
+    computed (``f"*/{INTERVAL}"`` of an imported constant)."""
+    if value is None:
+        return "*"
+    text = an.eval.string(value)
+    if text is None:
+        number = an.eval.number(value)
+        text = str(int(number)) if number is not None and number == int(number) else None
+    return text
 
 
 def _cronjobs(an, value: cst.List) -> list[ScheduledCall]:
@@ -127,8 +140,10 @@ def _apscheduler(an, call, target, trigger, where) -> list[ScheduledCall]:
     if kind == "cron":
         fields = []
         for key in ("minute", "hour", "day", "month", "day_of_week"):
-            value = argument(call, key, None)
-            text = "*" if value is None else str(an.eval.string(value) or an.code(value))
+            text = _field(an, argument(call, key, None))
+            if text is None:
+                return [ScheduledCall("apscheduler", an.span(where), name, None, None,
+                                      an.code(call), options)]
             if key == "day_of_week" and text.isdigit():
                 text = _APS_DAYS[int(text) % 7]  # APScheduler counts from Monday
             fields.append(text)
