@@ -180,3 +180,17 @@ def test_hostile_yaml(write_tree, tmp_path_factory):
     assert errors == {"k8s/bomb.yaml", "k8s/tabs.yaml", "k8s/huge.yaml"}
     dupes = [j for j in analysis.project.jobs if j.span.path == "k8s/dupes.yaml"]
     assert [j.schedule.text for j in dupes] == ["*/5 * * * *"]  # duplicate keys: the first wins
+
+
+def test_inputs_the_fuzzer_found():
+    """Regression cases from scripts/fuzz.py: each once raised out of a parser."""
+    from jobsafe.sources.python.module import parse_module
+    from jobsafe.sources.shell import Locator, analyze
+
+    shell = "#\nflock -#ock -#!/1in#!kock -#oc/o/-nld\n"  # -c as the last flock argument
+    analyze(shell, Locator("x.sh", shell))
+    python = 'import filelock\nwith filelock.FileLock("/tmp/a\x00.lock"):\n    pass\n'
+    facts = parse_module("x.py", python)  # NUL in a string literal: Python refuses the value
+    assert facts.error is None and facts.units["<module>"].locks
+    huge = "import redis\nwith redis.Redis().lock('a', timeout=1" + "0" * 400 + "):\n    pass\n"
+    assert parse_module("y.py", huge).units["<module>"].locks  # an integer too big for float

@@ -551,7 +551,7 @@ def _flock(cmd: Cmd, argv: list[Word], locate: Locator) -> tuple[Wrapper, int, W
     word = argv[0]
     guard = Guard("flock", blocking=not nonblock, wait_seconds=None if nonblock else wait,
                   span=locate.span(word.start, cmd.end if command_string is None and i >= len(argv)
-                                   else argv[i - 1].end),
+                                   else argv[min(i, len(argv)) - 1].end),
                   path=path.text if path is not None else None,
                   option_at=locate.span(word.end, word.end) if locate.exact else None)
     return Wrapper("flock", word, guard=guard), i, command_string

@@ -20,10 +20,12 @@ class Evaluator:
     def number(self, node: cst.BaseExpression | None, depth: int = 0) -> float | None:
         if node is None or depth > 20:
             return None
-        if isinstance(node, cst.Integer):
-            return float(node.evaluated_value)
-        if isinstance(node, cst.Float):
-            return float(node.evaluated_value)
+        if isinstance(node, (cst.Integer, cst.Float)):
+            value = _literal(node)
+            try:
+                return float(value) if value is not None else None
+            except OverflowError:  # a 400-digit integer literal
+                return None
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
             value = self.number(node.expression, depth + 1)
             return -value if value is not None else None
@@ -73,7 +75,7 @@ class Evaluator:
         if node is None or depth > 20:
             return None
         if isinstance(node, cst.SimpleString):
-            value = node.evaluated_value
+            value = _literal(node)
             return value if isinstance(value, str) else None
         if isinstance(node, cst.ConcatenatedString):
             left, right = self.string(node.left, depth + 1), self.string(node.right, depth + 1)
@@ -114,3 +116,12 @@ def has_keyword(call: cst.Call, keyword: str) -> bool:
 
 def passes_kwargs(call: cst.Call) -> bool:
     return any(a.star == "**" for a in call.args)
+
+
+def _literal(node):
+    """A literal's value; None where Python itself would refuse it (a NUL byte in a string,
+    a number too long to convert)."""
+    try:
+        return node.evaluated_value
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
