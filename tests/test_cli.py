@@ -208,13 +208,20 @@ def test_diff_and_fix(write_tree, monkeypatch):
     assert again.exit_code == 0 and "+++" not in again.output
 
 
-def test_output_is_identical_across_hash_seeds():
-    target = str(FIXTURES)
-    outputs = {subprocess.run([sys.executable, "-m", "jobsafe", "check", "--format", "sarif", target],
-                              capture_output=True, text=True,
-                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout
-               for seed in ("0", "4242")}
-    assert len(outputs) == 1 and '"results"' in outputs.pop()
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_output_is_byte_identical_across_hash_seeds_workers_and_cache(fmt, tmp_path):
+    """The same input gives the same bytes: whatever PYTHONHASHSEED, one process or several
+    (the fixtures hold enough modules for the pool), cold or from the cache."""
+    runs = [("0", ["--jobs", "1", "--no-cache"]), ("4242", ["--jobs", "2", "--no-cache"]),
+            ("17", ["--jobs", "2"]), ("99", ["--jobs", "2"])]  # the last one is warm
+    outputs = set()
+    for seed, options in runs:
+        env = {**os.environ, "PYTHONHASHSEED": seed, "JOBSAFE_CACHE_DIR": str(tmp_path / "c")}
+        result = subprocess.run([sys.executable, "-m", "jobsafe", "check", "--format", fmt,
+                                 *options, str(FIXTURES)], capture_output=True, text=True, env=env)
+        assert result.returncode == 1, result.stderr
+        outputs.add(result.stdout)
+    assert len(outputs) == 1 and '"JOB301"' in outputs.pop()
 
 
 def test_configured_replicas_make_host_locks_insufficient(write_tree, monkeypatch):

@@ -194,3 +194,41 @@ def test_inputs_the_fuzzer_found():
     assert facts.error is None and facts.units["<module>"].locks
     huge = "import redis\nwith redis.Redis().lock('a', timeout=1" + "0" * 400 + "):\n    pass\n"
     assert parse_module("y.py", huge).units["<module>"].locks  # an integer too big for float
+
+
+def test_100_mb_files_and_10000_deep_nesting(write_tree):
+    """Huge files of every kind are refused by size, deep nesting by depth; the rest of the
+    tree is still analysed, within seconds."""
+    import time
+
+    root = write_tree({"crontab": GOOD, "bin/sync.py": SYNC,
+                       "jobs/parens.py": "x = " + "(" * 10_000 + "1" + ")" * 10_000 + "\n",
+                       "k8s/deep.yaml": "apiVersion: v1\nkind: List\nitems: " + "[" * 10_000 + "]" * 10_000 + "\n",
+                       "etc/deep.service": "[Service]\nExecStart=/bin/sh -c " + "'$(" * 3000 + ")'" * 3000 + "\n"})
+    for name in ("jobs/huge.py", "k8s/huge.yaml", "etc/huge.service", "etc/cron.d/huge"):
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(b"# ")
+            fh.truncate(100 * 1024 * 1024)  # sparse: 100 MB without writing them
+    start = time.perf_counter()
+    analysis = run_analysis(root)
+    assert time.perf_counter() - start < 60  # generous: only a hang fails this
+    assert not [f for f in analysis.findings if "internal error" in f.message]
+    assert "JOB101" in {f.rule for f in analysis.findings}  # the good crontab is still read
+
+
+def test_sarif_carries_no_raw_control_characters():
+    import json as _json
+
+    from jobsafe.analysis import Analysis
+    from jobsafe.model import Finding, Project, Severity, Span
+    from jobsafe.report import render
+
+    span = Span("deploy/\x1b[31mred\x07.cron", 3)
+    finding = Finding("JOB101", "unguarded-job", Severity.WARNING, span,
+                      "line one\r\n::error::x\x00\x1b]8;;http://evil\x07")
+    out = render("sarif", Analysis(Project(root="."), [finding]))
+    assert not [c for c in out if ord(c) < 0x20 and c not in "\n "]
+    result = _json.loads(out)["runs"][0]["results"][0]
+    assert result["message"]["text"].startswith("line one\r\n::error::x")
