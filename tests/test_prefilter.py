@@ -24,7 +24,10 @@ def test_prefilter_tokens_come_from_the_recognisers():
     from jobsafe.sources.python import idempotency, lock_calls, schedulers
     for module in (idempotency, lock_calls, schedulers):
         for token in module.PREFILTER_TOKENS:
-            assert token in index.VOCABULARY.pattern
+            if isinstance(token, str):
+                assert token in index.VOCABULARY.pattern
+            else:
+                assert list(token) in [[w.pattern for w in c] for c in index._CONJUNCTIONS]
 
 
 @pytest.mark.parametrize("source, matters", [
@@ -35,6 +38,11 @@ def test_prefilter_tokens_come_from_the_recognisers():
     ('# a lock would be nice here\nx = 1\n', False),
     ('Field(description="the user will re-acquire conflicting fields owned by others")\n', False),
     ('def block_size():\n    return clock()\n', False),
+    ('if queryset.exists():\n    items.add(x)\n', False),
+    ('created = timezone.now()\nname = str(uuid.uuid4())\n', False),
+    ('path = f"/out/{uuid.uuid4()}.csv"\ndf.to_csv(path)\n', True),
+    ('if os.path.exists(FLAG):\n    sys.exit()\nopen(FLAG, "w")\nos.remove(FLAG)\n', True),
+    ('from django.core.cache import cache\nif cache.add(key, 1, 60):\n    run()\n', True),
 ])
 def test_prefilter_reads_code_not_documentation(source, matters):
     assert may_matter(source) is matters

@@ -18,10 +18,15 @@ from ...model import CodeFact, Span
 from .syntax import walk
 from .values import argument
 
-#: words without which a module makes no side effect or key this module judges (the prefilter)
+#: words without which a module makes no side effect or key this module judges (the
+#: prefilter; a tuple is a conjunction): a key or a payment API, or a value that changes every
+#: run together with a write whose path could carry it (JOB404)
 PREFILTER_TOKENS = ("idempoten", "Idempoten", "dedup", "Dedup", "ClientToken", "Request-Id",
-                    "stripe", "run_instances", "send_message", "create_payment", "payments",
-                    "uuid", r"now\(", r"time\(", "random", "secrets")
+                    "stripe", "Stripe", r"(?<![\w.])square[._\s]|squareup", "adyen", "Adyen",
+                    "run_instances", r"send_message\(", "create_payment", "payments",
+                    (r"uuid|random|secrets|now\(|time\(|getpid|strftime",
+                     r"open\(|write_text|write_bytes|to_csv|to_excel|to_parquet|to_json|savefig|"
+                     r"put_object|upload_file"))
 
 PER_RUN_CALLS = {
     "uuid.uuid1": "uuid.uuid1()", "uuid.uuid4": "uuid.uuid4()",

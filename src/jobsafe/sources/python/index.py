@@ -16,8 +16,14 @@ from .module import MAIN, MODULE, ModuleFacts, Unit, parse_module
 #: cheap test before paying for libcst: could this module matter at all? The words come from
 #: the recognisers themselves (locks, idempotency, schedulers), so a new recogniser brings
 #: its own; ``tests/test_prefilter.py`` proves that no fixture finding is lost.
-VOCABULARY = re.compile("|".join((*lock_calls.PREFILTER_TOKENS, *idempotency.PREFILTER_TOKENS,
-                                  *schedulers.PREFILTER_TOKENS)))
+_TOKENS = (*lock_calls.PREFILTER_TOKENS, *idempotency.PREFILTER_TOKENS,
+           *schedulers.PREFILTER_TOKENS)
+#: single words: any one of them makes a module worth parsing
+VOCABULARY = re.compile("|".join(t for t in _TOKENS if isinstance(t, str)))
+#: conjunctions: all the words of one of them
+_CONJUNCTIONS = [[re.compile(word) for word in t] for t in _TOKENS if isinstance(t, tuple)]
+_ANY_WORD = re.compile("|".join([VOCABULARY.pattern] + [w for t in _TOKENS if isinstance(t, tuple)
+                                                         for w in t[:1]]))
 #: documentation does not run: docstrings (a triple-quoted string that opens a module or
 #: follows a ``def``/``class`` line), whole-line comments, and prose in one-line strings
 #: (``Field(description="...")``) are blanked before the test
@@ -36,10 +42,11 @@ def _blank(match: re.Match) -> str:
 
 def may_matter(text: str) -> bool:
     """Whether a module can hold a lock, a schedule or a side effect jobsafe judges."""
-    if not VOCABULARY.search(text):
+    if not _ANY_WORD.search(text):
         return False
-    return VOCABULARY.search(_DOCUMENTATION.sub(_blank, text)) is not None
-
+    code = _DOCUMENTATION.sub(_blank, text)
+    return VOCABULARY.search(code) is not None or any(
+        all(word.search(code) for word in conjunction) for conjunction in _CONJUNCTIONS)
 
 _MAX_UNITS = 400
 #: below this many modules to parse, starting worker processes costs more than it saves

@@ -12,11 +12,14 @@ from . import apis
 from .syntax import contains, walk, walk_unit
 from .values import argument, passes_kwargs
 
-#: words without which a module takes no lock this module recognises (the prefilter);
-#: "lock" but not "block"/"clock"
-PREFILTER_TOKENS = (r"(?<![bcBC])lock", "Lock", "LOCK", "acquire", "setnx", r"nx\s*=", "advisory",
-                    "O_EXCL", "pid", r"\.add\(", "exists", "SingleInstance", "PidFile", "Redlock",
-                    "QueueOnce")
+#: words without which a module takes no lock this module recognises (the prefilter); a
+#: tuple is a conjunction: every word of it must appear. "lock" but not "block"/"clock"
+PREFILTER_TOKENS = (r"(?<![bcBC])lock", "Lock", r"(?<![BC])LOCK", "acquire", "setnx", r"nx\s*=",
+                    "advisory", "O_EXCL", r"(?<![A-Za-z])pid", "Pid", "PID", "SingleInstance",
+                    "Redlock", "QueueOnce", "Semaphore", "mutex",
+                    r"cache\.add\(|caches\[.*\]\.add\(",  # Django's cache.add(key) as a lock
+                    # a hand-made lock file without a lock-like name: tested, created, removed
+                    (r"exists|isfile|is_file|access\(", r"lck|\.remove\(|unlink\(|rmdir\("))
 
 if TYPE_CHECKING:
     from .module import Unit
