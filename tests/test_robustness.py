@@ -194,6 +194,10 @@ def test_inputs_the_fuzzer_found():
     assert facts.error is None and facts.units["<module>"].locks
     huge = "import redis\nwith redis.Redis().lock('a', timeout=1" + "0" * 400 + "):\n    pass\n"
     assert parse_module("y.py", huge).units["<module>"].locks  # an integer too big for float
+    times = ("from django_cron import CronJobBase, Schedule\nclass C(CronJobBase):\n"
+             "    schedule = Schedule(run_at_times=['1:)))30', '25:00'])\n"
+             "import schedule\nschedule.every().day.at('x:y').do(f)\n")
+    assert parse_module("z.py", times).error is None  # clock times that are not times
 
 
 def test_100_mb_files_and_10000_deep_nesting(write_tree):

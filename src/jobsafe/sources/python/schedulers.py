@@ -3,6 +3,7 @@ django-crontab's ``CRONJOBS`` and django-cron's ``CronJobBase`` classes. Each en
 runs, so the lock and idempotency analysis applies to it."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -15,6 +16,7 @@ PREFILTER_TOKENS = ("beat_schedule", "CELERYBEAT", "add_job", "scheduled_job", r
                     "periodic_task", "CRONJOBS", "Scheduler", "CronJobBase", "run_pending",
                     "add_periodic_task")
 _CELERY_CRONTAB = {"celery.schedules.crontab"}
+_CLOCK = re.compile(r"^([01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?$")  # "10:30", "02:30:00"
 _HUEY_PERIODIC = {"periodic_task", "db_periodic_task"}
 _APS_DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 _UNITS = {"second": 1, "seconds": 1, "minute": 60, "minutes": 60, "hour": 3600, "hours": 3600,
@@ -177,7 +179,7 @@ def _schedule_lib(an, call: cst.Call) -> list[ScheduledCall]:
         return []
     target = an.code(call.args[0].value)
     unit = next((p for p in parts if p in _UNITS), None)
-    if at and unit in ("day", "days") and count == 1 and ":" in at:
+    if at and unit in ("day", "days") and count == 1 and _CLOCK.match(at):
         hour, minute = at.split(":")[:2]
         return [ScheduledCall("schedule", an.span(call), target, f"{int(minute)} {int(hour)} * * *",
                               None, an.code(call))]
@@ -231,7 +233,7 @@ def _django_cron(an, cls: cst.ClassDef) -> list[ScheduledCall]:
     times = value("run_at_times")
     clock = sorted({an.eval.string(e.value) or "" for e in times.elements}) \
         if isinstance(times, (cst.List, cst.Tuple)) else []
-    if clock and all(":" in t for t in clock):
+    if clock and all(_CLOCK.match(t) for t in clock):
         hours = sorted({int(t.split(":")[0]) for t in clock})
         minutes_set = sorted({int(t.split(":")[1]) for t in clock})
         if len(minutes_set) == 1:  # the same minute: one cron expression says it exactly
