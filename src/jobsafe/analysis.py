@@ -120,7 +120,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
                     f.kind in ("python", "yaml"):
                 text = self.texts[f.display][1] if f.display in self.texts else (
                     read_text(f.abs).content if name.startswith("pgbouncer") else None)
-                if not text:
+                if not text or not any(hint in text for hint in _POOLER_HINTS):
                     continue
                 m = _POOLER.search(text)
                 if m:
@@ -155,6 +155,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
             self.error(path, f"internal error while analysing this file: "
                              f"{type(exc).__name__}: {exc}")
 
+_POOLER_HINTS = ("pool_mode", "POOL_MODE", "DISABLE_SERVER_SIDE_CURSORS", ":6432/")
 _POOLER = re.compile(r"(?im)^\s*pool_mode\s*=\s*transaction\b|DISABLE_SERVER_SIDE_CURSORS['\"]?\s*[:=]\s*True|"
                      r"postgres(?:ql)?(?:\+\w+)?://[^\s'\"]*:6432/")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .schedule import ScheduleError
@@ -120,15 +121,15 @@ class CalendarSpec:
             return (last - day.day + 1) in self._days
         return day.day in self._days
 
-    @property
+    @cached_property  # matches_day runs for every day of four years
     def _years(self) -> set[int]:
         return {int(v) for v in self.years.values(1970, 2199)}
 
-    @property
+    @cached_property  # matches_day runs for every day of four years
     def _months(self) -> set[int]:
         return {int(v) for v in self.months.values(1, 12)}
 
-    @property
+    @cached_property  # matches_day runs for every day of four years
     def _days(self) -> set[int]:
         return {int(v) for v in self.days.values(1, 31)}
 

@@ -143,16 +143,23 @@ def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
     result = Discovery(root=root)
     ignorer = _Ignorer(root, excludes)
     real_root = os.path.realpath(root)
-    visited: set[str] = set()
+    visited: set[tuple[int, int]] = set()  # (device, inode) of each directory walked
+    prefix = display_path(root, cwd)
 
     def inside(real: str) -> bool:
         return real == real_root or real.startswith(real_root + os.sep)
 
+    def shown(rel: str) -> str:
+        return rel if prefix == "." else f"{prefix}/{rel}"
+
     def walk(abs_dir: str, rel_dir: str) -> None:
-        real = os.path.realpath(abs_dir)
-        if real in visited:
+        try:
+            st = os.stat(abs_dir)
+        except OSError:
             return
-        visited.add(real)
+        if (st.st_dev, st.st_ino) in visited:
+            return  # a symlink loop, or a second link to the same folder
+        visited.add((st.st_dev, st.st_ino))
         ignorer.load(rel_dir, abs_dir)
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
@@ -178,8 +185,7 @@ def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
             if is_dir:
                 walk(entry.path, rel)
             elif is_file:
-                result.files.append(SourceFile(entry.path, rel, display_path(entry.path, cwd),
-                                               classify(rel)))
+                result.files.append(SourceFile(entry.path, rel, shown(rel), classify(rel)))
             elif is_link:
                 result.skipped.append((display_path(entry.path, cwd), "broken symbolic link"))
 
