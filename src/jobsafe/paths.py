@@ -3,12 +3,13 @@ from __future__ import annotations
 
 
 def is_test_path(rel: str) -> bool:
-    """Test code (``tests/``, ``test_*.py``, ``conftest.py``): it declares schedules and takes
-    locks to exercise them, not to run jobs."""
+    """Test code (``tests/``, ``test_*.py``, ``tests.py``, ``conftest.py``): it declares
+    schedules and takes locks to exercise them, not to run jobs."""
     parts = rel.split("/")
     name = parts[-1]
     return any(p in ("test", "tests", "testing") for p in parts[:-1]) or \
-        name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+        name.startswith("test_") or name.endswith("_test.py") or \
+        name in ("conftest.py", "tests.py", "test.py")
 
 
 def relative_to_root(path: str, root: str) -> str:
