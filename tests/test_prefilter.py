@@ -22,12 +22,13 @@ def test_no_fixture_finding_is_lost_to_the_prefilter(case, monkeypatch):
 
 def test_prefilter_tokens_come_from_the_recognisers():
     from jobsafe.sources.python import idempotency, lock_calls, schedulers
+    v = index.vocabulary()
     for module in (idempotency, lock_calls, schedulers):
         for token in module.PREFILTER_TOKENS:
             if isinstance(token, str):
-                assert token in index.VOCABULARY.pattern
+                assert token in v.words.pattern
             else:
-                assert list(token) in [[w.pattern for w in c] for c in index._CONJUNCTIONS]
+                assert list(token) in [[w.pattern for w in c] for c in v.conjunctions]
 
 
 @pytest.mark.parametrize("source, matters", [

@@ -13,7 +13,7 @@ from .syntax import contains, walk, walk_unit
 from .values import argument, has_keyword
 
 if TYPE_CHECKING:
-    from .module import Unit
+    from .facts import Unit
 
 _BLOCKING_IN_ASYNC = ("flock", "filelock", "fasteners", "threading.Lock", "threading.RLock",
                       "redis-lock", "lockfile", "portalocker", "soft-filelock")

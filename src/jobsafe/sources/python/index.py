@@ -9,21 +9,36 @@ from __future__ import annotations
 import re
 from collections import deque
 
-from ...model import CodeFact, Lock, ParseError
-from . import idempotency, lock_calls, schedulers
-from .module import MAIN, MODULE, ModuleFacts, Unit, parse_module
+from dataclasses import dataclass
+from functools import cache
 
-#: cheap test before paying for libcst: could this module matter at all? The words come from
-#: the recognisers themselves (locks, idempotency, schedulers), so a new recogniser brings
-#: its own; ``tests/test_prefilter.py`` proves that no fixture finding is lost.
-_TOKENS = (*lock_calls.PREFILTER_TOKENS, *idempotency.PREFILTER_TOKENS,
-           *schedulers.PREFILTER_TOKENS)
-#: single words: any one of them makes a module worth parsing
-VOCABULARY = re.compile("|".join(t for t in _TOKENS if isinstance(t, str)))
-#: conjunctions: all the words of one of them
-_CONJUNCTIONS = [[re.compile(word) for word in t] for t in _TOKENS if isinstance(t, tuple)]
-_ANY_WORD = re.compile("|".join([VOCABULARY.pattern] + [w for t in _TOKENS if isinstance(t, tuple)
-                                                         for w in t[:1]]))
+from ...model import CodeFact, Lock, ParseError
+from .facts import MAIN, MODULE, ModuleFacts, Unit
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    words: re.Pattern  # single words: any one of them makes a module worth parsing
+    conjunctions: tuple[tuple[re.Pattern, ...], ...]  # all the words of one of them
+    any_word: re.Pattern  # the quick first test on the raw text
+
+
+@cache
+def vocabulary() -> _Vocabulary:
+    """The prefilter's words. They come from the recognisers themselves (locks, idempotency,
+    schedulers), so a new recogniser brings its own; ``tests/test_prefilter.py`` proves that
+    no fixture finding is lost. Built on first use: the recognisers import libcst, which a
+    run served from the cache never needs."""
+    from . import idempotency, lock_calls, schedulers
+
+    tokens = (*lock_calls.PREFILTER_TOKENS, *idempotency.PREFILTER_TOKENS,
+              *schedulers.PREFILTER_TOKENS)
+    words = "|".join(t for t in tokens if isinstance(t, str))
+    conjunctions = tuple(tuple(re.compile(w) for w in t) for t in tokens if isinstance(t, tuple))
+    firsts = [t[0] for t in tokens if isinstance(t, tuple)]
+    return _Vocabulary(re.compile(words), conjunctions, re.compile("|".join([words, *firsts])))
+
+
 #: documentation does not run: docstrings (a triple-quoted string that opens a module or
 #: follows a ``def``/``class`` line), whole-line comments, and prose in one-line strings
 #: (``Field(description="...")``) are blanked before the test
@@ -41,12 +56,15 @@ def _blank(match: re.Match) -> str:
 
 
 def may_matter(text: str) -> bool:
-    """Whether a module can hold a lock, a schedule or a side effect jobsafe judges."""
-    if not _ANY_WORD.search(text):
+    """Whether a module can hold a lock, a schedule or a side effect jobsafe judges (a cheap
+    test before paying for libcst)."""
+    v = vocabulary()
+    if not v.any_word.search(text):
         return False
     code = _DOCUMENTATION.sub(_blank, text)
-    return VOCABULARY.search(code) is not None or any(
-        all(word.search(code) for word in conjunction) for conjunction in _CONJUNCTIONS)
+    return v.words.search(code) is not None or any(
+        all(word.search(code) for word in conjunction) for conjunction in v.conjunctions)
+
 
 _MAX_UNITS = 400
 #: below this many modules to parse, starting worker processes costs more than it saves
@@ -54,6 +72,8 @@ PARALLEL_MIN_FILES = 24
 
 
 def _parse_one(job: tuple[str, str]) -> ModuleFacts:
+    from .module import parse_module
+
     return parse_module(*job)
 
 
@@ -106,7 +126,7 @@ class PythonIndex:
                 key = self.cache.key("python", f.display, text) if self.cache else None
                 facts = self.cache.get(key) if self.cache else None
                 if not isinstance(facts, ModuleFacts):
-                    facts = parse_module(f.display, text)
+                    facts = _parse_one((f.display, text))
                     if self.cache:
                         self.cache.put(key, facts)
                 self._store(rel, facts)

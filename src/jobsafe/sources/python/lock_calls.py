@@ -22,7 +22,7 @@ PREFILTER_TOKENS = (r"(?<![bcBC])lock", "Lock", r"(?<![BC])LOCK", "acquire", "se
                     (r"exists|isfile|is_file|access\(", r"lck|\.remove\(|unlink\(|rmdir\("))
 
 if TYPE_CHECKING:
-    from .module import Unit
+    from .facts import Unit
 
 #: a TTL that is set but not to a value known statically (a parameter, a setting)
 UNKNOWN_TTL = -1.0

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from dataclasses import dataclass, field
 
 import libcst as cst
 import builtins
@@ -21,46 +20,13 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ...model import CodeFact, Lock, ParseError, Span
 from . import apis
+from .facts import MAIN, MODULE, ModuleFacts, Unit
 from .hazards import Hazards
 from .idempotency import helper_origins, key_facts
 from .lock_calls import LockCalls
 from .schedulers import scheduled_calls
 from .syntax import ParentMap, contains, dotted, is_main_guard, walk
 from .values import Evaluator, argument
-
-MODULE = "<module>"
-MAIN = "<main>"
-
-
-@dataclass
-class Unit:
-    """A function body (or the module body / ``__main__`` block)."""
-
-    name: str
-    node: cst.CSTNode | None  # dropped once the module is analysed
-    is_async: bool = False
-    is_generator: bool = False
-    is_contextmanager: bool = False
-    decorators: set[str] = field(default_factory=set)
-    calls: list[str] = field(default_factory=list)  # qualified names of called functions
-    locks: list[Lock] = field(default_factory=list)
-    facts: list[CodeFact] = field(default_factory=list)
-    start: int = 0
-    end: int = 0
-
-
-@dataclass
-class ModuleFacts:
-    path: str
-    units: dict[str, Unit] = field(default_factory=dict)
-    #: Command classes (Django management commands) and their handle()
-    classes: dict[str, list[str]] = field(default_factory=dict)
-    error: ParseError | None = None
-    has_main: bool = False
-    too_large: bool = False  # generated code, usually: skipped unless a job runs it
-    #: jobs declared to in-process schedulers (Celery beat, APScheduler, ...)
-    schedules: list = field(default_factory=list)
-
 
 def parse_module(path: str, text: str) -> ModuleFacts:
     """Analyse a module's source; a syntax error gives ``error`` and no units."""

@@ -4,11 +4,10 @@ runs, so the lock and idempotency analysis applies to it."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import libcst as cst
 
-from ...model import Span
+from .facts import ScheduledCall
 from .values import argument
 
 #: words without which a module declares no schedule (the prefilter)
@@ -21,19 +20,6 @@ _HUEY_PERIODIC = {"periodic_task", "db_periodic_task"}
 _APS_DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 _UNITS = {"second": 1, "seconds": 1, "minute": 60, "minutes": 60, "hour": 3600, "hours": 3600,
           "day": 86400, "days": 86400, "week": 604800, "weeks": 604800}
-
-
-@dataclass
-class ScheduledCall:
-    source: str  # celery | apscheduler | schedule | huey | cron (django-crontab) | django-cron
-    span: Span
-    target: str  # dotted name (or local function name) of what runs
-    cron: str | None = None  # a five-field expression
-    interval: float | None = None  # seconds
-    text: str = ""
-    #: the scheduler's own overlap and catch-up settings, as written (APScheduler's
-    #: max_instances, coalesce, misfire_grace_time; django-cron's ALLOW_PARALLEL_RUNS ...)
-    options: tuple[tuple[str, str], ...] = ()
 
 
 def scheduled_calls(an, nodes) -> list[ScheduledCall]:
