@@ -208,10 +208,8 @@ class DeploymentSources:
         """The long-running containers that run a job: the cron daemon of an image built from
         the Dockerfile that installs its crontab; the Celery (or Huey) workers for a task."""
         if job.source in ("celery", "huey"):
-            worker = "worker" if job.source == "celery" else "huey_consumer"
             return [(w, c) for w in self.workloads for c in w.containers
-                    if c.command and (celery_role(c.command) or "").startswith(worker) or
-                    job.source == "huey" and c.command and worker in c.command]
+                    if _runs_tasks(c.command, job.source)]
         dockerfile = job.span.path if job.span.path in self.cron_images else \
             self.installed_by.get(job.span.path)
         if dockerfile is None:
@@ -244,3 +242,10 @@ class DeploymentSources:
         else:
             kind, what = "local" if kind == "hostPath" else "other", what or volume.name
         return Mount(path, kind, what, volume.span)
+
+
+def _runs_tasks(command: str | None, source: str) -> bool:
+    """Whether a container consumes the tasks a Celery or Huey schedule sends."""
+    if source == "celery":
+        return (celery_role(command) or "").startswith("worker")
+    return "huey_consumer" in (command or "")
