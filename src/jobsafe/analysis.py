@@ -155,6 +155,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
             self.error(path, f"internal error while analysing this file: "
                              f"{type(exc).__name__}: {exc}")
 
+
 _POOLER_HINTS = ("pool_mode", "POOL_MODE", "DISABLE_SERVER_SIDE_CURSORS", ":6432/")
 _POOLER = re.compile(r"(?im)^\s*pool_mode\s*=\s*transaction\b|DISABLE_SERVER_SIDE_CURSORS['\"]?\s*[:=]\s*True|"
                      r"postgres(?:ql)?(?:\+\w+)?://[^\s'\"]*:6432/")

@@ -54,7 +54,6 @@ class Settings:
         return dict(self.severity).get(rule_id, default)
 
 
-
 def find_config(start: str) -> tuple[str, dict] | None:
     """Walk up from ``start``; the first ``.jobsafe.toml`` or pyproject with the table wins."""
     probe = os.path.abspath(start)

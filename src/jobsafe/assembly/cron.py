@@ -19,7 +19,6 @@ class CronSource:
     installs: list[tuple[str, Span]] = field(default_factory=list)
 
 
-
 class CronSources:
     """Mixin of the Builder."""
 

@@ -26,7 +26,6 @@ _ANSIBLE_HINTS = re.compile(r"^\s*-?\s*(?:ansible\.(?:builtin|legacy)\.)?cron:|^
                             r"^all:\s*$", re.M)
 
 
-
 class DeploymentSources:
     """Mixin of the Builder."""
 

@@ -30,7 +30,6 @@ def _yes(assignment: Assignment | None) -> bool:
     return assignment is not None and assignment.value.lower() in ("yes", "true", "1", "on")
 
 
-
 class SystemdSources:
     """Mixin of the Builder."""
 

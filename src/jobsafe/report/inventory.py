@@ -14,6 +14,7 @@ from ..model import Job
 from ..schedule import format_duration
 from .markdown import cell
 
+
 def job_dict(job: Job, rules: list[str]) -> dict:
     s = job.schedule
     entry = next((t.entry for t in job.targets if t.entry is not None), None)

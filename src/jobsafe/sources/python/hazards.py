@@ -237,8 +237,6 @@ class Hazards:
                                            lock))
 
 
-
-
 def _is_return_or_pass(stmt) -> bool:
     if isinstance(stmt, cst.SimpleStatementLine):
         return all(isinstance(s, (cst.Return, cst.Pass)) for s in stmt.body)

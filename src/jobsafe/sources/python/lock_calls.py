@@ -606,7 +606,6 @@ class LockCalls:
             self.qualified(node.func) & (set(apis.PROCESS_EXITS) | set(apis.HARD_EXITS)))
 
 
-
 def _is_pool_checkout(receiver: str, method: str) -> bool:
     """SQLAlchemy engines pool connections (``engine.connect()``/``begin()``); psycopg_pool
     and other pools hand them out with ``connection()``/``getconn()``."""

@@ -28,6 +28,7 @@ from .schedulers import scheduled_calls
 from .syntax import ParentMap, contains, dotted, is_main_guard, walk
 from .values import Evaluator, argument
 
+
 def parse_module(path: str, text: str) -> ModuleFacts:
     """Analyse a module's source; a syntax error gives ``error`` and no units."""
     facts = ModuleFacts(path)
