@@ -25,6 +25,10 @@ FIXTURES = REPO / "tests" / "fixtures"
 
 def _targets():
     from jobsafe.calendar import parse_calendar
+    from jobsafe.sources.ansible import cron_tasks, play_roles, yaml_inventory
+    from jobsafe.sources.compose import compose_services
+    from jobsafe.sources.kubernetes import Catalog, cronjobs, workloads
+    from jobsafe.sources.workflows import scheduled_workflow
     from jobsafe.schedule import ScheduleError, cron_schedule
     from jobsafe.sources.crontab import parse_crontab
     from jobsafe.sources.dockerfile import parse_dockerfile
@@ -46,10 +50,20 @@ def _targets():
             pass
 
     def yaml(text):
+        """The YAML reader and every front end that reads its documents."""
         try:
-            load_documents(text)
+            docs = load_documents(text)
         except YamlError:
-            pass
+            return
+        catalog = Catalog()
+        catalog.read("m.yaml", docs)
+        cronjobs("m.yaml", docs)
+        workloads("m.yaml", docs, catalog)
+        for doc in docs:
+            compose_services("m.yaml", "m.yaml", doc, {})
+            scheduled_workflow("m.yaml", doc)
+            cron_tasks("m.yaml", doc, play_roles(doc))
+            yaml_inventory("m.yaml", doc)
 
     # target: (function of the text, seed file suffixes or names)
     return {
