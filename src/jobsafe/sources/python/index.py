@@ -127,7 +127,9 @@ class PythonIndex:
                 facts = self.cache.get(key) if self.cache else None
                 if not isinstance(facts, ModuleFacts):
                     facts = _parse_one((f.display, text))
-                    if self.cache:
+                    if self.cache and self._matters.get(rel) is not False:
+                        # an entry the prefilter passes over keeps its cached "does not
+                        # matter", so warm and cold runs treat it alike
                         self.cache.put(key, facts)
                 self._store(rel, facts)
         return self._modules[rel]
