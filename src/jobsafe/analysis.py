@@ -67,6 +67,13 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
     def error(self, path: str, message: str, line: int = 1) -> None:
         self.project.parse_errors.append(ParseError(Span(path, line, 1, line, 1), message))
 
+    def peek(self, f: SourceFile) -> str | None:
+        """A file's text for a scan of the whole tree: the copy already read, else read
+        without keeping it (the file is not analysed, only searched)."""
+        if f.display in self.texts:
+            return self.texts[f.display][1]
+        return read_text(f.abs).content
+
     def read(self, f: SourceFile, report: bool) -> str | None:
         text = read_text(f.abs)
         if text.content is None:
@@ -119,7 +126,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
             if name.startswith("pgbouncer") and name.endswith((".ini", ".conf")) or \
                     f.kind in ("python", "yaml"):
                 text = self.texts[f.display][1] if f.display in self.texts else (
-                    read_text(f.abs).content if name.startswith("pgbouncer") else None)
+                    self.peek(f) if name.startswith("pgbouncer") else None)
                 if not text or not any(hint in text for hint in _POOLER_HINTS):
                     continue
                 m = _POOLER.search(text)
@@ -135,7 +142,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
             if not (name == "procfile" or name.startswith(("gunicorn", "uwsgi")) or
                     f.kind in ("dockerfile", "yaml", "shell") or name.endswith(".ini")):
                 continue
-            text = self.texts[f.display][1] if f.display in self.texts else read_text(f.abs).content
+            text = self.peek(f)
             if not text:
                 continue
             for m in _WORKERS.finditer(text):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..discover import read_text
 from ..model import Entry, Job, Lock, ParseError, Schedule, Span, Target
 from ..schedule import ScheduleError, cron_schedule
 from ..sources.python.index import entry_code, resolve_function
@@ -92,7 +91,7 @@ class PythonSources:
                 name = rel.rsplit("/", 1)[-1]
                 if not ("settings" in rel.split("/")[:-1] or name.startswith("settings")):
                     continue
-                text = read_text(f.abs).content or ""
+                text = self.peek(f) or ""
                 for m in _DJANGO_CRON_SETTING.finditer(text):
                     line = text.count("\n", 0, m.start()) + 1
                     self._cron_settings.setdefault(m.group(1), (m.group(2).strip("'\""),

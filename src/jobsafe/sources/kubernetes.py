@@ -20,11 +20,15 @@ class CronJobSpec:
     schedule_span: Span
     timezone: str | None
     facts: K8sFacts
-    commands: list[tuple[str, Span]]  # one shell command line per container
     object_span: Span
     ignore: tuple[tuple[str, ...], str] | None
     containers: list[Container] = field(default_factory=list)
     parallelism: tuple[int, Span] | None = None  # pods started by every run
+
+    @property
+    def commands(self) -> list[tuple[str, Span]]:
+        """One shell command line per container that sets one."""
+        return [(c.command, c.command_span) for c in self.containers if c.command]
 
 
 @dataclass
@@ -76,7 +80,6 @@ def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
         policy = doc.get("spec", "concurrencyPolicy")
         deadline = doc.text("spec", "jobTemplate", "spec", "activeDeadlineSeconds")
         containers = pod_containers(path, doc.get("spec", "jobTemplate", "spec", "template", "spec"))
-        commands = [(c.command, c.command_span) for c in containers if c.command]
         parallel = doc.get("spec", "jobTemplate", "spec", "parallelism")
         pods = _integer(parallel)
         name = doc.text("metadata", "name") or "cronjob"
@@ -88,7 +91,7 @@ def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
             name=name, schedule=str(schedule.value), timezone=doc.text("spec", "timeZone"),
             schedule_span=Span(path, schedule.key_line or schedule.line, 1,
                                schedule.key_line or schedule.line, 1),
-            facts=facts, commands=commands,
+            facts=facts,
             object_span=Span(path, doc.line, 1, doc.end_line, 1), ignore=annotation_ignore(doc),
             containers=containers,
             parallelism=(pods, Span(path, parallel.key_line or parallel.line)) if pods else None))

@@ -17,7 +17,7 @@ class Volume:
     """A volume as a pod or service declares it; classified once every file is read."""
 
     name: str
-    kind: str  # nfs | network | pvc | emptyDir | hostPath | compose | bind | other
+    kind: str  # network | pvc | emptyDir | hostPath | compose | bind | other
     detail: str  # server:path, claim name, driver ...
     span: Span
 
