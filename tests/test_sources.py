@@ -94,3 +94,20 @@ def test_dockerfile_crontab_lines_and_copies():
     assert [(c.line, c.sources, c.dest) for c in result.copies] == [
         (4, ["jobs.cron"], "/etc/cron.d/jobs")]
 
+
+
+def test_apscheduler_cron_fields_below_the_last_given_take_their_minimum(write_tree):
+    root = write_tree({"clock.py": "\n".join([
+        "from apscheduler.schedulers.blocking import BlockingScheduler",
+        "scheduler = BlockingScheduler()",
+        "def work():",
+        "    pass",
+        'scheduler.add_job(work, "cron", hour=3)',
+        'scheduler.add_job(work, "cron", day_of_week="mon")',
+        'scheduler.add_job(work, "cron", minute="*/10")',
+        'scheduler.add_job(work, "cron", hour="*/2", minute=15)',
+        "scheduler.start()",
+    ]) + "\n"})
+    crons = [j.schedule.cron for j in sorted(run_analysis(root).project.jobs,
+                                             key=lambda j: j.span.line)]
+    assert crons == ["0 3 * * *", "0 0 * * mon", "*/10 * * * *", "15 */2 * * *"]

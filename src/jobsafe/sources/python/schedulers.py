@@ -116,6 +116,9 @@ def _call(an, call: cst.Call) -> list[ScheduledCall]:
 
 
 _APS_OPTIONS = ("max_instances", "coalesce", "misfire_grace_time")
+#: CronTrigger's fields, most significant first, and the values of those it fills in
+_APS_FIELDS = ("year", "month", "day", "week", "day_of_week", "hour", "minute", "second")
+_APS_DEFAULTS = {"month": "1", "day": "1", "day_of_week": "*", "hour": "0", "minute": "0"}
 
 
 def _apscheduler(an, call, target, trigger, where) -> list[ScheduledCall]:
@@ -126,8 +129,15 @@ def _apscheduler(an, call, target, trigger, where) -> list[ScheduledCall]:
                     if (value := argument(call, key, None)) is not None)
     name = an.eval.string(target) or an.code(target)
     if kind == "cron":
+        given = {key for key in _APS_FIELDS if argument(call, key, None) is not None}
+        # APScheduler's CronTrigger: fields more significant than the least significant one
+        # given default to "*", the less significant ones to their minimum (hour=3 is 03:00)
+        last = max((_APS_FIELDS.index(key) for key in given), default=-1)
         fields = []
         for key in ("minute", "hour", "day", "month", "day_of_week"):
+            if key not in given and _APS_FIELDS.index(key) > last:
+                fields.append(_APS_DEFAULTS[key])
+                continue
             text = _field(an, argument(call, key, None))
             if text is None:
                 return [ScheduledCall("apscheduler", an.span(where), name, None, None,
