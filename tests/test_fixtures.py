@@ -32,7 +32,7 @@ def expected_findings(root):
     return expected
 
 
-CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 @pytest.mark.parametrize("case", CASES)

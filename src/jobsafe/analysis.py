@@ -18,7 +18,7 @@ from .config import Settings
 from .discover import (SourceFile, discover, find_root, is_sniffable, read_text,
                        sniff_head)
 from .link import Tree
-from .model import Finding, ParseError, Project, Span
+from .model import Finding, ParseError, Progress, Project, Span
 from .rules import Rule, all_rules, resolve_selector
 from .sources.kubernetes import Catalog
 from .sources.workloads import Workload
@@ -44,9 +44,11 @@ class Analysis:
 class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
     """Parses the discovered files into a Project."""
 
-    def __init__(self, root: str, cwd: str, settings: Settings, workers: int = 1, cache=None):
+    def __init__(self, root: str, cwd: str, settings: Settings, workers: int = 1, cache=None,
+                 progress: Progress | None = None):
         self.root, self.cwd, self.settings = root, cwd, settings
         self.workers = workers
+        self.progress = progress
         self.discovery = discover(root, cwd, settings.extend_exclude)
         self.texts: dict[str, tuple[str, str]] = {}  # display path -> (kind, text)
         #: display path of a crontab -> display path of the Dockerfile that installs it
@@ -63,6 +65,10 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         self.tree = Tree(self.discovery, self.texts)
         self.tree.python.cache = cache
         self.project = Project(root=os.path.relpath(root, cwd).replace(os.sep, "/"))
+
+    def _tell(self, stage: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(stage, done, total)
 
     def error(self, path: str, message: str, line: int = 1) -> None:
         self.project.parse_errors.append(ParseError(Span(path, line, 1, line, 1), message))
@@ -86,8 +92,13 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
 
     def build(self) -> Project:
         python = self.tree.python
-        python.preload([rel for rel in sorted(python.files) if python.might_lock(rel)],
-                       self.workers)
+        matter = []
+        for done, rel in enumerate(sorted(python.files), 1):
+            if python.might_lock(rel):
+                matter.append(rel)
+            if done % 50 == 0 or done == len(python.files):
+                self._tell("scanning Python", done, len(python.files))
+        python.preload(matter, self.workers, self.progress)
         cron_sources: dict[str, CronSource] = {}
         for f in self.discovery.files:
             if f.kind == "crontab":
@@ -174,10 +185,11 @@ _WORKERS = re.compile(
 
 
 def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
-            cwd: str | None = None, workers: int | None = None, use_cache: bool = False
-            ) -> Analysis:
+            cwd: str | None = None, workers: int | None = None, use_cache: bool = False,
+            progress: Progress | None = None) -> Analysis:
     """``workers``: processes for parsing (default: one per core); ``use_cache``: read and
-    write ``.jobsafe_cache`` beside the configuration (or at the root)."""
+    write ``.jobsafe_cache`` beside the configuration (or at the root); ``progress``: told
+    how the reading and parsing advance."""
     cwd = os.path.realpath(cwd or os.getcwd())
     paths = paths or ["."]
     root = find_root(paths)
@@ -187,7 +199,7 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
 
         cache = FileCache.open(os.environ.get("JOBSAFE_CACHE_DIR") or os.path.join(
             os.path.dirname(settings.source) if settings.source else root, CACHE_DIR))
-    builder = Builder(root, cwd, settings, workers or os.cpu_count() or 1, cache)
+    builder = Builder(root, cwd, settings, workers or os.cpu_count() or 1, cache, progress)
     project = builder.build()
     if cache is not None:
         cache.prune()

@@ -44,16 +44,36 @@ def _analyse(paths, settings, select=(), ignore=(), workers=None, use_cache=Fals
             raise _Exit(f"{p}: no such file or directory")
     try:
         if sys.stderr.isatty():
-            from rich.console import Console
-
-            with Console(stderr=True).status("jobsafe: analysing…", spinner="dots"):
+            with _progress_bar() as progress:
                 return analyse(list(paths), settings, rule_ids, workers=workers,
-                               use_cache=use_cache)
+                               use_cache=use_cache, progress=progress)
         return analyse(list(paths), settings, rule_ids, workers=workers, use_cache=use_cache)
     except RecursionError:
         raise _Exit("internal error: input too deeply nested") from None
     except Exception as exc:  # pragma: no cover - last line of defence, no traceback
         raise _Exit(f"internal error: {type(exc).__name__}: {exc}") from None
+
+
+class _progress_bar:
+    """A bar per stage on stderr (files scanned, modules parsed), gone when the run ends."""
+
+    def __enter__(self):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.bars = Progress(TextColumn("jobsafe: {task.description}"), BarColumn(),
+                             MofNCompleteColumn(), console=Console(stderr=True), transient=True)
+        self.tasks: dict[str, int] = {}
+        self.bars.start()
+        return self
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.bars.add_task(stage, total=total)
+        self.bars.update(self.tasks[stage], completed=done, total=total)
+
+    def __exit__(self, *exc):
+        self.bars.stop()
 
 
 def _split(values) -> tuple[str, ...]:
@@ -178,19 +198,21 @@ def _apply_fixes(analysis, write: bool) -> int:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]),
+              default="text", show_default=True,
+              help="html: one self-contained page (summary, table, week, findings).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+              help="Write the inventory to FILE instead of standard output.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False))
-def jobs(paths, fmt, output, config_file):
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+def jobs(paths, fmt, output, config_file, no_cache):
     """List every scheduled job found, with its protection layers."""
-    from .report.inventory import (print_inventory, render_inventory_json,
-                                   render_inventory_markdown)
-
     paths = paths or (".",)
     settings = _settings(config_file, paths)
-    analysis = _analyse(paths, settings)
+    analysis = _analyse(paths, settings, use_cache=not no_cache)
     if fmt == "text":
+        from .report.inventory import print_inventory
+
         buffer = open(output, "w", encoding="utf-8") if output else None
         try:
             print_inventory(analysis, _console(buffer))
@@ -198,12 +220,56 @@ def jobs(paths, fmt, output, config_file):
             if buffer is not None:
                 buffer.close()
         return
-    text = render_inventory_json(analysis) if fmt == "json" else render_inventory_markdown(analysis)
+    text = _inventory(fmt, analysis)
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        _write(output, text)
     else:
         sys.stdout.write(text)
+
+
+def _inventory(fmt: str, analysis) -> str:
+    if fmt == "json":
+        from .report.inventory import render_inventory_json
+
+        return render_inventory_json(analysis)
+    from .report.audit import render_html, render_markdown_inventory
+
+    return render_html(analysis) if fmt == "html" else render_markdown_inventory(analysis)
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise _Exit(f"cannot write {path}: {exc.strerror}") from None
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
+              help="Write the HTML report to FILE (the default: jobsafe-audit.html).")
+@click.option("--markdown", "markdown_file", type=click.Path(dir_okay=False, writable=True),
+              help="Write the Markdown inventory to FILE.")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False, writable=True),
+              help="Write the JSON inventory to FILE.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False))
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+def audit(paths, html_file, markdown_file, json_file, config_file, no_cache):
+    """Audit a repository: the inventory and findings as reports, from one analysis.
+
+    The same reports as `jobs --format html|markdown|json`; exits 0 whatever it finds
+    (use `check` to gate CI)."""
+    paths = paths or (".",)
+    if not (html_file or markdown_file or json_file):
+        html_file = "jobsafe-audit.html"
+    settings = _settings(config_file, paths)
+    analysis = _analyse(paths, settings, use_cache=not no_cache)
+    for fmt, path in (("html", html_file), ("markdown", markdown_file), ("json", json_file)):
+        if path:
+            _write(path, _inventory(fmt, analysis))
+            click.echo(f"jobsafe: wrote the {fmt} report of {len(analysis.project.jobs)} jobs and "
+                       f"{len(analysis.findings)} findings to {path}", err=True)
 
 
 @main.command("rules")

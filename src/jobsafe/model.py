@@ -5,8 +5,13 @@ line and relate their evidence.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+
+
+#: told how a long run advances: (stage, done, total), e.g. ("parsing Python", 40, 90)
+Progress = Callable[[str, int, int], None]
 
 
 class Severity(str, Enum):

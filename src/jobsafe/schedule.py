@@ -9,6 +9,7 @@ within a day a cron schedule fires at the same minutes every time.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -155,6 +156,27 @@ def firings_of(schedule: Schedule) -> Firings | None:
     if schedule.calendar:
         return calendar_firings(schedule.calendar)
     return None
+
+
+def week_profile(schedule: Schedule) -> dict[int, float]:
+    """Firings per week in each hour of the week (Monday 00:00-00:59 is 0, Sunday 23:00 is
+    167), averaged over the span, in the schedule's own time zone. An interval spreads
+    evenly over the week; a schedule with no clock (at boot, templated) has none."""
+    firings = firings_of(schedule)
+    if firings is None:
+        if schedule.kind == "interval" and schedule.runs_per_day:
+            return dict.fromkeys(range(168), schedule.runs_per_day * 7 / 168)
+        return {}
+    weeks = firings.span_days / 7
+    out: dict[int, float] = {}
+    for days, seconds in firings.groups:
+        per_weekday = Counter((ordinal - 1) % 7 for ordinal in days)  # ordinal 1 is a Monday
+        per_hour = Counter(s // 3600 for s in seconds)
+        for weekday, n_days in per_weekday.items():
+            for hour, n_times in per_hour.items():
+                cell = weekday * 24 + hour
+                out[cell] = out.get(cell, 0.0) + n_days * n_times / weeks
+    return out
 
 
 def expand_macro(text: str) -> str | None:

@@ -11,8 +11,6 @@ from rich.table import Table
 from .. import __version__
 from ..analysis import Analysis
 from ..model import Job
-from ..schedule import format_duration
-from .markdown import cell
 
 
 def job_dict(job: Job, rules: list[str]) -> dict:
@@ -75,35 +73,18 @@ def render_inventory_json(analysis: Analysis) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def _protection(job: Job) -> tuple[str, str, str]:
-    guard = ", ".join(f"{g.kind}{'' if g.blocking else ' -n'}" for g in job.guards) or "none"
-    locks = ", ".join(f"{lock.kind} ({lock.scope})" for lock in job.all_locks) or "none"
-    bound = format_duration(job.runtime_bound_seconds) if job.runtime_bound_seconds else "none"
-    return guard, locks, bound
-
-
-def render_inventory_markdown(analysis: Analysis) -> str:
-    by_job = _rules_by_job(analysis)
-    out = ["| Job | Schedule | Every | Runs | Guard | Locks | Time limit | Findings |",
-           "|---|---|---|---|---|---|---|---|"]
-    for job in _sorted_jobs(analysis):
-        guard, locks, bound = _protection(job)
-        every = format_duration(job.schedule.min_interval_seconds) if job.schedule.recurring else "at boot"
-        out.append(f"| {cell(job.span.path)}:{job.span.line} | {cell(job.schedule.text)} | {every} "
-                   f"| {cell(job.command[:80])} | {cell(guard)} | {cell(locks)} | {bound} "
-                   f"| {', '.join(by_job.get(job.id, [])) or '-'} |")
-    return "\n".join(out) + "\n"
-
-
 def print_inventory(analysis: Analysis, console: Console) -> None:
-    by_job = _rules_by_job(analysis)
-    table = Table(title=f"{len(analysis.project.jobs)} scheduled jobs", show_lines=False)
+    from .audit import build_audit
+
+    rows = build_audit(analysis).rows
+    table = Table(title=f"{len(rows)} scheduled jobs", show_lines=False)
     for col in ("job", "schedule", "every", "command", "guard", "locks", "time limit", "findings"):
         table.add_column(col, overflow="fold")
-    for job in _sorted_jobs(analysis):
-        guard, locks, bound = _protection(job)
-        every = format_duration(job.schedule.min_interval_seconds) if job.schedule.recurring else "at boot"
-        table.add_row(escape(f"{job.span.path}:{job.span.line}"), escape(job.schedule.text), every,
-                      escape(job.command[:80]), escape(guard), escape(locks), bound,
-                      ", ".join(by_job.get(job.id, [])) or "-")
+    for r in rows:
+        job = r.job
+        table.add_row(escape(f"{job.span.path}:{job.span.line}"),
+                      escape(f"{job.schedule.text}\n{r.words}"), r.every or "-",
+                      escape(job.command[:80]), escape(r.guard or "none"),
+                      escape(", ".join(r.locks) or "none"), r.bound or "none",
+                      ", ".join(sorted({v.finding.rule for v in r.findings})) or "-")
     console.print(table)

@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass
 from functools import cache
 
-from ...model import CodeFact, Lock, ParseError
+from ...model import CodeFact, Lock, ParseError, Progress
 from .facts import MAIN, MODULE, ModuleFacts, Unit
 
 
@@ -77,7 +77,8 @@ def _parse_one(job: tuple[str, str]) -> ModuleFacts:
     return parse_module(*job)
 
 
-def _parse_in_pool(jobs: list[tuple[str, str]], workers: int) -> list[ModuleFacts | None]:
+def _parse_in_pool(jobs: list[tuple[str, str]], workers: int,
+                   progress: Progress | None = None) -> list[ModuleFacts | None]:
     """Parse in worker processes (forkserver: the parent may run a progress thread, which
     plain fork would copy mid-lock). Results come back in order; None where the pool broke."""
     import multiprocessing
@@ -92,6 +93,8 @@ def _parse_in_pool(jobs: list[tuple[str, str]], workers: int) -> list[ModuleFact
                                  mp_context=multiprocessing.get_context(method)) as pool:
             for i, facts in enumerate(pool.map(_parse_one, jobs, chunksize=chunk)):
                 results[i] = facts
+                if progress is not None:
+                    progress("parsing Python", i + 1, len(jobs))
     except (BrokenProcessPool, OSError):
         pass
     return results
@@ -139,7 +142,7 @@ class PythonIndex:
             self.errors.append(facts.error)
         self._modules[rel] = facts
 
-    def preload(self, rels: list[str], workers: int) -> None:
+    def preload(self, rels: list[str], workers: int, progress: Progress | None = None) -> None:
         """Parse the modules the cache did not hold across ``workers`` processes, when there
         are enough of them to pay for starting the pool (a pre-commit run on a few files
         stays in this process)."""
@@ -154,7 +157,8 @@ class PythonIndex:
                              if self.cache else None))
         if workers < 2 or len(todo) < PARALLEL_MIN_FILES:
             return  # module() parses them one by one, when asked
-        results = _parse_in_pool([(display, text) for _, display, text, _ in todo], workers)
+        results = _parse_in_pool([(display, text) for _, display, text, _ in todo], workers,
+                                 progress)
         for (rel, _display, _text, key), facts in zip(todo, results):
             if facts is None:
                 continue  # the pool broke: module() parses it here

@@ -1,0 +1,266 @@
+"""The audit report (``jobsafe jobs --format html|markdown``, ``jobsafe audit``).
+
+One model of the inventory — summary, one row per job, a week of firings, findings with
+their code — rendered by a Jinja2 template to a single self-contained HTML file, or to
+Markdown for a pull-request comment or a wiki page.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .. import __version__
+from ..analysis import Analysis
+from ..model import Finding, Job, Lock
+from ..schedule import format_duration, week_profile
+from .words import in_words
+
+DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+#: lines of code shown above and below a finding
+CONTEXT_LINES = 2
+SOURCE_NAMES = {"cron": "crontab", "systemd": "systemd timer", "k8s": "Kubernetes CronJob",
+                "gha": "GitHub Actions", "ansible": "Ansible cron task", "celery": "Celery beat",
+                "apscheduler": "APScheduler", "schedule": "schedule", "huey": "Huey",
+                "django-cron": "django-cron", "compose": "compose"}
+
+
+@dataclass(frozen=True)
+class Concern:
+    """A summary count that also filters the table (``flag`` marks the rows)."""
+
+    flag: str
+    label: str
+    count: int
+
+
+@dataclass
+class FindingView:
+    index: int
+    finding: Finding
+    excerpt: list[tuple[int, str, bool]]  # (line number, text, inside the finding's span)
+    row: int | None = None  # the job's row
+
+
+@dataclass
+class JobRow:
+    index: int
+    job: Job
+    words: str
+    every: str
+    guard: str | None
+    locks: list[str]
+    bound: str | None
+    replicas: str | None
+    entry: str | None
+    idempotency: list[str] = field(default_factory=list)
+    findings: list[FindingView] = field(default_factory=list)
+
+    @property
+    def flags(self) -> list[str]:
+        rules = {v.finding.rule for v in self.findings}
+        recurring = self.job.schedule.recurring
+        return [flag for flag, on in (
+            ("unguarded", recurring and self.guard is None),
+            ("multinode", "JOB301" in rules),
+            ("unbounded", recurring and self.bound is None),
+            ("repeats", any(r.startswith("JOB4") for r in rules)),
+            ("findings", bool(rules))) if on]
+
+
+@dataclass
+class Audit:
+    root: str
+    files: int
+    rows: list[JobRow]
+    findings: list[FindingView]
+    #: (hour of the week, Monday 00:00 = 0) -> [(row index, firings per week in that hour)]
+    cells: dict[int, list[tuple[int, float]]]
+
+    @property
+    def by_source(self) -> list[tuple[str, int]]:
+        counts = Counter(SOURCE_NAMES.get(r.job.source, r.job.source) for r in self.rows)
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    @property
+    def concerns(self) -> list[Concern]:
+        flags = Counter(flag for r in self.rows for flag in r.flags)
+        return [Concern(flag, label, flags[flag]) for flag, label in (
+            ("unguarded", "no overlap guard"),
+            ("multinode", "host-local lock on several nodes"),
+            ("unbounded", "no runtime bound"),
+            ("repeats", "side effects repeated by a rerun"),
+            ("findings", "with findings"))]
+
+    @property
+    def by_rule(self) -> list[tuple[str, str, int, str]]:
+        from ..rules import all_rules
+
+        rules = all_rules()
+        counts = Counter(v.finding.rule for v in self.findings)
+        return [(rule, rules[rule].name if rule in rules else "", n,
+                 rules[rule].summary if rule in rules else "") for rule, n in sorted(counts.items())]
+
+    @property
+    def off_clock(self) -> list[JobRow]:
+        """Jobs that never appear on the week: at boot, templated, unknown schedules."""
+        on_clock = {i for jobs in self.cells.values() for i, _ in jobs}
+        return [r for r in self.rows if r.index not in on_clock]
+
+    @property
+    def hourly(self) -> set[int]:
+        """Rows of jobs that start in every hour of the week: the same in every cell, they are
+        counted beside the week rather than in it, so fixed-time pile-ups stand out."""
+        counts = Counter(i for jobs in self.cells.values() for i, _ in jobs)
+        return {i for i, n in counts.items() if n == 168}
+
+    def heat(self) -> list[list[int]]:
+        """Jobs starting in each hour of the week (7 rows of 24), hourly ones left out."""
+        hourly = self.hourly
+        return [[sum(1 for i, _ in self.cells.get(day * 24 + hour, ()) if i not in hourly)
+                 for hour in range(24)] for day in range(7)]
+
+    def cells_map(self) -> dict[str, list[list[float]]]:
+        """Each hour's jobs for the page's hover box, hourly ones apart:
+        {hour: [[row, firings per week]]}, {"hourly": [[row, firings per hour]]}."""
+        hourly = self.hourly
+        out = {str(k): [[i, round(w, 3)] for i, w in v if i not in hourly]
+               for k, v in sorted(self.cells.items())}
+        out["hourly"] = [[i, round(w, 3)] for i, w in self.cells.get(0, ()) if i in hourly]
+        return {k: v for k, v in out.items() if v}
+
+    def labels(self) -> list[str]:
+        return [f"{r.job.span.path}:{r.job.span.line} · {r.words}" for r in self.rows]
+
+
+def overlap_guard(job: Job) -> str | None:
+    """What keeps a second copy of the job out, in a few words; None when nothing does."""
+    if job.guards:
+        return ", ".join(f"{g.kind}{'' if g.blocking else ' -n'}" for g in job.guards)
+    held = [lock for lock in job.guard_locks if lock.scope in ("host", "cluster")]
+    if held:
+        return ", ".join(f"{lock.kind} ({lock.scope})" for lock in held)
+    if job.source == "systemd":
+        return "systemd (one active unit)"
+    if job.k8s is not None and job.k8s.concurrency_policy in ("Forbid", "Replace"):
+        return f"concurrencyPolicy: {job.k8s.concurrency_policy}"
+    if job.workflow is not None and job.workflow.concurrency:
+        return "concurrency group"
+    options = dict(job.options)
+    if job.source == "apscheduler" and options.get("max_instances", "1") == "1":
+        return "max_instances=1 (one process)"
+    return None
+
+
+def lock_text(lock: Lock) -> str:
+    parts = [lock.scope]
+    if lock.ttl_seconds is not None:
+        parts.append(f"TTL {format_duration(lock.ttl_seconds)}")
+    where = lock.path or lock.key
+    return f"{lock.kind} ({', '.join(parts)})" + (f" {where}" if where else "")
+
+
+def build_audit(analysis: Analysis) -> Audit:
+    texts: dict[str, list[str]] = {}
+
+    def excerpt(f: Finding) -> list[tuple[int, str, bool]]:
+        if f.span.path not in texts:
+            entry = analysis.texts.get(f.span.path)
+            texts[f.span.path] = entry[1].splitlines() if entry else []
+        lines = texts[f.span.path]
+        first = max(1, f.span.line - CONTEXT_LINES)
+        last = min(len(lines), f.span.end_line + CONTEXT_LINES)
+        return [(n, lines[n - 1], f.span.line <= n <= f.span.end_line)
+                for n in range(first, last + 1)]
+
+    views = [FindingView(i, f, excerpt(f)) for i, f in enumerate(analysis.findings)]
+    by_job: dict[str, list[FindingView]] = defaultdict(list)
+    for view in views:
+        if view.finding.job:
+            by_job[view.finding.job].append(view)
+    rows, cells = [], defaultdict(list)
+    jobs = sorted(analysis.project.jobs, key=lambda j: (j.span.path, j.span.line, j.id))
+    for index, job in enumerate(jobs):
+        s = job.schedule
+        entry = next((t.entry for t in job.targets if t.entry is not None), None)
+        row = JobRow(
+            index=index, job=job, words=in_words(s),
+            every=format_duration(s.min_interval_seconds) if s.min_interval_seconds else "",
+            guard=overlap_guard(job), locks=[lock_text(lock) for lock in job.all_locks],
+            bound=format_duration(job.runtime_bound_seconds)
+            if job.runtime_bound_seconds is not None else None,
+            replicas=job.replicas_note or (str(job.replicas) if job.replicas else None),
+            entry=(f"{entry.path}:{entry.function}()" if entry.function else entry.path)
+            if entry else None,
+            findings=by_job.get(job.id, []))
+        row.idempotency = [f"{v.finding.rule} {v.finding.name} ({v.finding.span.path}:"
+                           f"{v.finding.span.line})" for v in row.findings
+                           if v.finding.rule.startswith("JOB4")]
+        for view in row.findings:
+            view.row = index
+        for hour, per_week in sorted(week_profile(s).items()):
+            cells[hour].append((index, per_week))
+        rows.append(row)
+    root = analysis.project.root
+    if root in ("", "."):
+        root = os.path.basename(os.getcwd()) or root
+    return Audit(root, analysis.files_read, rows, views, dict(cells))
+
+
+def render_html(analysis: Analysis) -> str:
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    from ..catalog import load_docs
+
+    audit = build_audit(analysis)
+    env = Environment(loader=PackageLoader("jobsafe.report", "templates"),
+                      autoescape=select_autoescape(("html", "j2")), trim_blocks=True,
+                      lstrip_blocks=True, keep_trailing_newline=True)
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
+    env.filters["code_spans"] = _code_spans
+    docs = load_docs()
+    used = sorted({v.finding.rule for v in audit.findings})
+    return env.get_template("audit.html.j2").render(
+        audit=audit, version=__version__, days=DAYS, docs={r: docs[r] for r in used if r in docs},
+        doc_html=_doc_html, source_names=SOURCE_NAMES)
+
+
+def _code_spans(text: str):
+    """A message with its `backquoted` parts as <code>, everything else escaped."""
+    from markupsafe import Markup, escape
+
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(text))))
+
+
+def _doc_html(markdown: str) -> str:
+    """A rule document as HTML; raw HTML in the Markdown is escaped, not passed through."""
+    from markdown_it import MarkdownIt
+    from markupsafe import Markup
+
+    return Markup(MarkdownIt("commonmark", {"html": False}).render(markdown))
+
+
+def render_markdown_inventory(analysis: Analysis) -> str:
+    from .markdown import cell
+
+    audit = build_audit(analysis)
+    out = [f"## jobsafe audit of `{cell(audit.root)}`", "",
+           f"{len(audit.rows)} scheduled jobs in {audit.files} files: "
+           + ", ".join(f"{n} {cell(name)}" for name, n in audit.by_source) + ".", ""]
+    out += [f"- **{c.count}** {c.label}" for c in audit.concerns]
+    out += ["", "| Job | Schedule | Every | Command | Guard | Locks | Time limit | Replicas | Findings |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for r in audit.rows:
+        j = r.job
+        out.append(" | ".join([
+            f"| {cell(j.span.path)}:{j.span.line}", f"{cell(r.words)}<br><code>{cell(j.schedule.text)}</code>",
+            r.every or "-", cell(j.command[:80]) + (f"<br>→ {cell(r.entry)}" if r.entry else ""),
+            cell(r.guard or "none"),
+            cell(", ".join(r.locks) or "none"), r.bound or "none", cell(r.replicas or "-"),
+            ", ".join(sorted({v.finding.rule for v in r.findings})) or "-"]) + " |")
+    if audit.by_rule:
+        out += ["", "| Rule | Findings | What it means |", "|---|---|---|"]
+        out += [f"| {rule} {name} | {n} | {cell(summary)} |"
+                for rule, name, n, summary in audit.by_rule]
+    return "\n".join(out) + "\n"
