@@ -76,9 +76,10 @@ def measure(cmd: list[str], runs: int, cwd: Path, env: dict | None = None, befor
     return times, peak
 
 
-def show(label: str, times: list[float], peak: float) -> float:
+def show(label: str, times: list[float], peak: float | None = None) -> float:
     median = statistics.median(times)
-    print(f"{label:<44} {median:8.2f} s   ({min(times):.2f}–{max(times):.2f})   {peak:7.0f} MiB")
+    memory = f"   {peak:7.0f} MiB" if peak is not None else ""
+    print(f"{label:<44} {median:8.2f} s   ({min(times):.2f}–{max(times):.2f}){memory}")
     return median
 
 

@@ -100,7 +100,8 @@ class Audit:
         rules = all_rules()
         counts = Counter(v.finding.rule for v in self.findings)
         return [(rule, rules[rule].name if rule in rules else "", n,
-                 rules[rule].summary if rule in rules else "") for rule, n in sorted(counts.items())]
+                 rules[rule].summary if rule in rules else "")
+                for rule, n in sorted(counts.items())]
 
     @property
     def off_clock(self) -> list[JobRow]:
@@ -249,12 +250,14 @@ def render_markdown_inventory(analysis: Analysis) -> str:
            f"{len(audit.rows)} scheduled jobs in {audit.files} files: "
            + ", ".join(f"{n} {cell(name)}" for name, n in audit.by_source) + ".", ""]
     out += [f"- **{c.count}** {c.label}" for c in audit.concerns]
-    out += ["", "| Job | Schedule | Every | Command | Guard | Locks | Time limit | Replicas | Findings |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    columns = ("Job", "Schedule", "Every", "Command", "Guard", "Locks", "Time limit", "Copies",
+               "Findings")
+    out += ["", "| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
     for r in audit.rows:
         j = r.job
         out.append(" | ".join([
-            f"| {cell(j.span.path)}:{j.span.line}", f"{cell(r.words)}<br><code>{cell(j.schedule.text)}</code>",
+            f"| {cell(j.span.path)}:{j.span.line}",
+            f"{cell(r.words)}<br><code>{cell(j.schedule.text)}</code>",
             r.every or "-", cell(j.command[:80]) + (f"<br>→ {cell(r.entry)}" if r.entry else ""),
             cell(r.guard or "none"),
             cell(", ".join(r.locks) or "none"), r.bound or "none", cell(r.replicas or "-"),

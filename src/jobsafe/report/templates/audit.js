@@ -153,4 +153,5 @@
   apply();
   fromHash();
   document.body.setAttribute("data-ready", "true");
+  document.body.setAttribute("data-ready-ms", String(Math.round(performance.now())));
 }());
