@@ -81,3 +81,40 @@ def test_prune_keeps_the_cache_bounded(tmp_path, monkeypatch):
     sizes = [os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(cache.directory)
              for f in fs if f != ".gitignore"]
     assert sum(sizes) <= 10_000 and sizes
+
+
+def test_a_warm_run_stats_unchanged_irrelevant_modules_instead_of_reading_them(
+        write_tree, monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    root = write_tree({
+        "crontab": "*/5 * * * * python3 /app/jobs/sync.py\n",
+        "jobs/sync.py": "from app import helpers\nhelpers.run()\n",
+        "app/helpers.py": "def run():\n    return 1\n",
+        "app/models.py": "class Order:\n    pass\n",
+        "app/legacy.py": "import os\nos.system('true')  # jobsafe: ignore[JOB101]\n",
+    })
+    read = []
+    import jobsafe.link
+
+    real = jobsafe.link.read_text
+    monkeypatch.setattr(jobsafe.link, "read_text", lambda path: read.append(path) or real(path))
+    monkeypatch.chdir(root)
+    cold = CliRunner().invoke(main, ["check", "--format", "json", "--exit-zero", "."]).output
+    cold_reads = {os.path.relpath(p, root) for p in read}
+    assert {"app/models.py", "app/helpers.py", "app/legacy.py"} <= cold_reads
+    read.clear()
+    warm = CliRunner().invoke(main, ["check", "--format", "json", "--exit-zero", "."]).output
+    warm_reads = {os.path.relpath(p, root) for p in read}
+    assert warm == cold  # the same findings (JOB901 in legacy.py too) and the same file count
+    assert json.loads(warm)["summary"]["files"] == 5
+    assert "app/models.py" not in warm_reads  # unchanged, no lock word, no suppression
+    assert {"app/legacy.py", "app/helpers.py"} <= warm_reads  # a suppression; a job runs it
+    # an edit that brings a lock is seen at once: the stamp no longer matches
+    (root / "app" / "models.py").write_text(
+        "import fcntl\nclass Order:\n    def save(self):\n        fh = open('/tmp/o.lock', 'w')\n"
+        "        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\n")
+    edited = CliRunner().invoke(main, ["check", "--format", "json", "--exit-zero", "--no-cache",
+                                       "."]).output
+    assert edited != cold
+    assert CliRunner().invoke(main, ["check", "--format", "json", "--exit-zero", "."]).output \
+        == edited

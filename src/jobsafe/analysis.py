@@ -35,7 +35,8 @@ class Analysis:
 
     @property
     def files_read(self) -> int:
-        return len(self.texts)
+        """Files analysed: read, or known unchanged and irrelevant from the cache."""
+        return len(self.project.files)
 
     def line_text(self, path: str, line: int) -> str | None:
         return _line(self.texts, path, line)
@@ -64,6 +65,10 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         self.ansible_docs: list[tuple[SourceFile, list]] = []
         self.tree = Tree(self.discovery, self.texts)
         self.tree.python.cache = cache
+        if cache is not None:
+            from .cache import StatIndex
+
+            self.tree.python.stats = StatIndex(cache, f"{root}\0{cwd}")
         self.project = Project(root=os.path.relpath(root, cwd).replace(os.sep, "/"))
 
     def _tell(self, stage: str, done: int, total: int) -> None:
@@ -127,7 +132,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         self._guarded(self.project.root, self._topology)  # after every source made its jobs
         self.project.pooler = self._pooler()
         self.project.workers = self._workers() or self.web_replicas
-        self.project.files = sorted(self.texts)
+        self.project.files = sorted(set(self.texts) | python.unread)
         return self.project
 
     def _pooler(self) -> Span | None:
@@ -202,6 +207,7 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
     builder = Builder(root, cwd, settings, workers or os.cpu_count() or 1, cache, progress)
     project = builder.build()
     if cache is not None:
+        builder.tree.python.stats.save()
         cache.prune()
     rules: list[Rule] = [all_rules()[i](settings) for i in rule_ids]
     findings: list[Finding] = []

@@ -139,3 +139,37 @@ class FileCache:
             total -= size
             if total <= max_bytes * 0.8:
                 break
+
+
+class StatIndex:
+    """What the last run learned about files it did not need to keep, by their (mtime, size,
+    inode), like ruff's cache: a warm run stats such a file instead of reading it. Stamps are
+    taken before a file is read, so a file changed while it is read is read again next time.
+    """
+
+    def __init__(self, cache: FileCache, name: str):
+        self.cache = cache
+        self.key = cache.key("stat-index", name, "")
+        old = cache.get(self.key)
+        self.old: dict[str, tuple] = old if isinstance(old, dict) else {}
+        self.new: dict[str, tuple] = {}
+
+    @staticmethod
+    def stamp(path: str) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    def known(self, name: str, stamp: tuple) -> str | None:
+        """The note recorded for the file when it had this stamp, or None."""
+        entry = self.old.get(name)
+        return entry[1] if entry is not None and entry[0] == stamp else None
+
+    def record(self, name: str, stamp: tuple, note: str) -> None:
+        self.new[name] = (stamp, note)
+
+    def save(self) -> None:
+        if self.new != self.old:
+            self.cache.put(self.key, self.new)

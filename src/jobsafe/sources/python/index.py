@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ...model import CodeFact, Lock, ParseError, Progress
+from ...suppress import may_hold_suppressions
 from .facts import MAIN, MODULE, ModuleFacts, Unit
 
 
@@ -67,6 +68,8 @@ def may_matter(text: str) -> bool:
 
 
 _MAX_UNITS = 400
+#: the stat index's note for a module the prefilter passed over, with no suppression
+_IRRELEVANT = "irrelevant"
 #: below this many modules to parse, starting worker processes costs more than it saves
 PARALLEL_MIN_FILES = 24
 
@@ -108,6 +111,9 @@ class PythonIndex:
         self._modules: dict[str, ModuleFacts | None] = {}
         self.errors: list[ParseError] = []
         self.cache = None  # a FileCache, when the run uses one
+        self.stats = None  # a StatIndex beside it: modules known unchanged and irrelevant
+        #: display paths of modules the stat index vouched for, so never read
+        self.unread: set[str] = set()
         self._matters: dict[str, bool] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
 
@@ -171,6 +177,12 @@ class PythonIndex:
         module (an entry is False for a module that does not matter)."""
         if rel not in self._matters:
             f = self.files.get(rel)
+            stamp = self.stats.stamp(f.abs) if self.stats is not None and f is not None else None
+            if stamp is not None and self.stats.known(f.display, stamp) == _IRRELEVANT:
+                self.stats.record(f.display, stamp, _IRRELEVANT)
+                self.unread.add(f.display)
+                self._matters[rel] = False
+                return False
             text = self.read(f) if f is not None else None
             if not text:
                 self._matters[rel] = False
@@ -186,6 +198,9 @@ class PythonIndex:
                 self._matters[rel] = may_matter(text)
                 if key and not self._matters[rel]:
                     self.cache.put(key, False)
+            if stamp is not None and not self._matters[rel] and not may_hold_suppressions(text):
+                # nothing in it can matter to a later run that finds it unchanged
+                self.stats.record(f.display, stamp, _IRRELEVANT)
         return self._matters[rel]
 
     # -- reachability
