@@ -24,7 +24,7 @@ import tempfile
 from . import __version__
 
 CACHE_DIR = ".jobsafe_cache"
-FORMAT = 2
+FORMAT = 3
 MAX_BYTES = 256 * 1024 * 1024
 _MAC = hashlib.sha256().digest_size
 

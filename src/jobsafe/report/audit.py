@@ -10,6 +10,7 @@ import os
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .. import __version__
 from ..analysis import Analysis
@@ -109,7 +110,7 @@ class Audit:
         on_clock = {i for jobs in self.cells.values() for i, _ in jobs}
         return [r for r in self.rows if r.index not in on_clock]
 
-    @property
+    @cached_property
     def hourly(self) -> set[int]:
         """Rows of jobs that start in every hour of the week: the same in every cell, they are
         counted beside the week rather than in it, so fixed-time pile-ups stand out."""

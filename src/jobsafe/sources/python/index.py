@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ...model import CodeFact, Lock, ParseError, Progress
+from ...paths import is_test_path
 from ...suppress import may_hold_suppressions
 from .facts import MAIN, MODULE, ModuleFacts, Unit
 
@@ -54,6 +55,14 @@ def _blank(match: re.Match) -> str:
         # paths, keys, headers and SQL (with its parentheses) stay; sentences go
         return "''" if text.count(" ") >= 3 and "(" not in text else text
     return ""
+
+
+def worth_parsing(rel: str, text: str) -> bool:
+    """Whether a module is analysed for its own sake. Test code is not: it takes locks to
+    exercise them, and the rules count its locks only when a job runs it, which parses it
+    then (reachability does not ask the prefilter). Other code is, when its vocabulary says
+    it can matter."""
+    return not is_test_path(rel) and may_matter(text)
 
 
 def may_matter(text: str) -> bool:
@@ -195,7 +204,7 @@ class PythonIndex:
             elif entry is False:
                 self._matters[rel] = False
             else:
-                self._matters[rel] = may_matter(text)
+                self._matters[rel] = worth_parsing(rel, text)
                 if key and not self._matters[rel]:
                     self.cache.put(key, False)
             if stamp is not None and not self._matters[rel] and not may_hold_suppressions(text):
