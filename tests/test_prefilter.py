@@ -3,8 +3,8 @@ fixture tree gives the same findings."""
 import pytest
 
 from conftest import FIXTURES, run_analysis
-from jobsafe.sources.python import index
-from jobsafe.sources.python.index import may_matter
+from jobsafe.sources.python import prefilter
+from jobsafe.sources.python.prefilter import Word, may_matter
 
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
 
@@ -16,19 +16,48 @@ def _findings(root):
 @pytest.mark.parametrize("case", CASES)
 def test_no_fixture_finding_is_lost_to_the_prefilter(case, monkeypatch):
     with_prefilter = _findings(FIXTURES / case)
-    monkeypatch.setattr(index, "worth_parsing", lambda rel, text: True)
+    monkeypatch.setattr(prefilter, "worth_parsing", lambda rel, text: True)
     assert _findings(FIXTURES / case) == with_prefilter
 
 
 def test_prefilter_tokens_come_from_the_recognisers():
     from jobsafe.sources.python import idempotency, lock_calls, schedulers
-    v = index.vocabulary()
+    v = prefilter.vocabulary()
+    words = [w.pattern.pattern for w in v.words]
+    conjunctions = [[w.pattern.pattern for w in c] for c in v.conjunctions]
     for module in (idempotency, lock_calls, schedulers):
         for token in module.PREFILTER_TOKENS:
             if isinstance(token, str):
-                assert token in v.words.pattern
+                assert token in words
             else:
-                assert list(token) in [[w.pattern for w in c] for c in v.conjunctions]
+                assert list(token) in conjunctions
+    assert v.hints  # every word gave literals: the quick test applies
+
+
+@pytest.mark.parametrize("regex, cores", [
+    (r"(?<![bcBC])(?<!skip_)lock", ("lock",)),
+    (r"nx\s*=", ("nx",)),
+    (r"cache\.add\(|caches\[.*\]\.add\(", ("cache.add(", "caches[")),
+    (r"(?<![\w.])square[._\s]|squareup", ("square", "squareup")),
+    (r"send_message\(", ("send_message(",)),
+    (r"colou?r", ("colo",)),
+    (r"ab{2}c", ("a",)),  # "b" may repeat: "a" and "c" are sure, the first is kept
+    (r"(?:x|y)", ()),  # no literal every match holds: the regular expression alone decides
+])
+def test_every_match_of_a_word_holds_one_of_its_literals(regex, cores):
+    assert Word.of(regex).cores == cores
+
+
+def test_literals_never_change_a_verdict():
+    """On every fixture file and the recognisers' own sources, a word is found exactly
+    where its regular expression matches."""
+    from jobsafe.sources.python import idempotency, lock_calls, schedulers
+    texts = [p.read_text(errors="replace") for p in sorted(FIXTURES.rglob("*")) if p.is_file()]
+    texts += [open(m.__file__).read() for m in (idempotency, lock_calls, schedulers, prefilter)]
+    v = prefilter.vocabulary()
+    for word in [*v.words, *(w for c in v.conjunctions for w in c)]:
+        for text in texts:
+            assert word.found(text) == (word.pattern.search(text) is not None)
 
 
 @pytest.mark.parametrize("source, matters", [

@@ -23,8 +23,6 @@ class Unit:
     calls: list[str] = field(default_factory=list)  # qualified names of called functions
     locks: list[Lock] = field(default_factory=list)
     facts: list[CodeFact] = field(default_factory=list)
-    start: int = 0
-    end: int = 0
 
 
 @dataclass

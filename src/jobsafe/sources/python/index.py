@@ -6,75 +6,12 @@ and hazards of everything it reaches are the entry code's.
 """
 from __future__ import annotations
 
-import re
 from collections import deque
 
-from dataclasses import dataclass
-from functools import cache
-
 from ...model import CodeFact, Lock, ParseError, Progress
-from ...paths import is_test_path
 from ...suppress import may_hold_suppressions
+from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
-
-
-@dataclass(frozen=True)
-class _Vocabulary:
-    words: re.Pattern  # single words: any one of them makes a module worth parsing
-    conjunctions: tuple[tuple[re.Pattern, ...], ...]  # all the words of one of them
-    any_word: re.Pattern  # the quick first test on the raw text
-
-
-@cache
-def vocabulary() -> _Vocabulary:
-    """The prefilter's words. They come from the recognisers themselves (locks, idempotency,
-    schedulers), so a new recogniser brings its own; ``tests/test_prefilter.py`` proves that
-    no fixture finding is lost. Built on first use: the recognisers import libcst, which a
-    run served from the cache never needs."""
-    from . import idempotency, lock_calls, schedulers
-
-    tokens = (*lock_calls.PREFILTER_TOKENS, *idempotency.PREFILTER_TOKENS,
-              *schedulers.PREFILTER_TOKENS)
-    words = "|".join(t for t in tokens if isinstance(t, str))
-    conjunctions = tuple(tuple(re.compile(w) for w in t) for t in tokens if isinstance(t, tuple))
-    firsts = [t[0] for t in tokens if isinstance(t, tuple)]
-    return _Vocabulary(re.compile(words), conjunctions, re.compile("|".join([words, *firsts])))
-
-
-#: documentation does not run: docstrings (a triple-quoted string that opens a module or
-#: follows a ``def``/``class`` line), whole-line comments, and prose in one-line strings
-#: (``Field(description="...")``) are blanked before the test
-_DOCUMENTATION = re.compile(r"(?:\A|:[ \t]*(?:#[^\n]*)?\n)[ \t]*[rRuU]?(\"\"\"|\'\'\')[\s\S]*?\1|"
-                            r"^[ \t]*#[^\n]*|"
-                            r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.M)
-
-
-def _blank(match: re.Match) -> str:
-    text = match.group(0)
-    if text[0] in "\"'" and text[1:2] != text[0]:  # a one-line string literal
-        # paths, keys, headers and SQL (with its parentheses) stay; sentences go
-        return "''" if text.count(" ") >= 3 and "(" not in text else text
-    return ""
-
-
-def worth_parsing(rel: str, text: str) -> bool:
-    """Whether a module is analysed for its own sake. Test code is not: it takes locks to
-    exercise them, and the rules count its locks only when a job runs it, which parses it
-    then (reachability does not ask the prefilter). Other code is, when its vocabulary says
-    it can matter."""
-    return not is_test_path(rel) and may_matter(text)
-
-
-def may_matter(text: str) -> bool:
-    """Whether a module can hold a lock, a schedule or a side effect jobsafe judges (a cheap
-    test before paying for libcst)."""
-    v = vocabulary()
-    if not v.any_word.search(text):
-        return False
-    code = _DOCUMENTATION.sub(_blank, text)
-    return v.words.search(code) is not None or any(
-        all(word.search(code) for word in conjunction) for conjunction in v.conjunctions)
-
 
 _MAX_UNITS = 400
 #: the stat index's note for a module the prefilter passed over, with no suppression
@@ -204,7 +141,7 @@ class PythonIndex:
             elif entry is False:
                 self._matters[rel] = False
             else:
-                self._matters[rel] = worth_parsing(rel, text)
+                self._matters[rel] = prefilter.worth_parsing(rel, text)
                 if key and not self._matters[rel]:
                     self.cache.put(key, False)
             if stamp is not None and not self._matters[rel] and not may_hold_suppressions(text):

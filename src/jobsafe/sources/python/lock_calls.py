@@ -13,13 +13,17 @@ from .syntax import contains, walk, walk_unit
 from .values import argument, passes_kwargs
 
 #: words without which a module takes no lock this module recognises (the prefilter); a
-#: tuple is a conjunction: every word of it must appear. "lock" but not "block"/"clock"
-PREFILTER_TOKENS = (r"(?<![bcBC])lock", "Lock", r"(?<![BC])LOCK", "acquire", "setnx", r"nx\s*=",
+#: tuple is a conjunction: every word of it must appear. "lock" but not "block"/"clock", nor
+#: ``skip_locked`` / ``SKIP LOCKED`` (a query's row locks, which no recogniser models)
+PREFILTER_TOKENS = (r"(?<![bcBC])(?<!skip_)lock", "Lock", r"(?<![BC])(?<!SKIP )LOCK", "acquire",
+                    "setnx", r"nx\s*=",
                     "advisory", "O_EXCL", r"(?<![A-Za-z])pid", "Pid", "PID", "SingleInstance",
                     "Redlock", "QueueOnce", "Semaphore", "mutex",
                     r"cache\.add\(|caches\[.*\]\.add\(",  # Django's cache.add(key) as a lock
-                    # a hand-made lock file without a lock-like name: tested, created, removed
-                    (r"exists|isfile|is_file|access\(", r"lck|\.remove\(|unlink\(|rmdir\("))
+                    # a hand-made lock file without a lock-like name: tested, created
+                    # (what _creation recognises), removed
+                    (r"exists|isfile|is_file|access\(", r"lck|\.remove\(|unlink\(|rmdir\(",
+                     r"open\(|mkdir\(|touch\(|write_text\("))
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -163,7 +167,7 @@ class LockCalls:
                 api = apis.LOCK_CONSTRUCTORS[name]
                 handle = self._assigned_to(call)
                 return (self._make_lock(name, api, call, call, unit, release="process-exit",
-                                        scope=(self.line(call), unit.end), blocking=False,
+                                        scope=(self.line(call), self.unit_end(unit)), blocking=False,
                                         wait=0.0, try_lock=True, checked=True), call, handle)
         return None
 
@@ -526,8 +530,8 @@ class LockCalls:
         """(release kind, span of a plain release, last protected line)."""
         if release_call is None:
             if handle and any(handle in a for a in self.atexit_release):
-                return "atexit", None, unit.end
-            return "none", None, unit.end
+                return "atexit", None, self.unit_end(unit)
+            return "none", None, self.unit_end(unit)
         end = self.line(release_call)
         if any(isinstance(p, cst.Finally) for p in self.parents(release_call)):
             return "finally", None, end

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from functools import cached_property
 
 import libcst as cst
 import builtins
@@ -58,11 +59,11 @@ def parse_module(path: str, text: str) -> ModuleFacts:
         facts.error = ParseError(Span(path, 1), "Python module too deeply nested to analyse")
         return facts
     try:
-        positions = _positions(module)
+        _ModuleAnalyser(path, module, text, facts).run()
     except RecursionError:
+        facts = ModuleFacts(path)
         facts.error = ParseError(Span(path, 1), "Python module too deeply nested to analyse")
         return facts
-    _ModuleAnalyser(path, module, text, positions, facts).run()
     for unit in facts.units.values():
         unit.node = None  # the facts are extracted: let the syntax tree go
     return facts
@@ -72,7 +73,9 @@ _JINJA = re.compile(r"\{%-?\s*\w+|\{\{-?\s*[\w.]+\s*(?:\|[^}]*)?-?\}\}")
 def _positions(module: cst.Module):
     """Every node's CodeRange. ``MetadataWrapper.resolve_many([PositionProvider])`` gives the
     same, plus a full traversal for its (here empty) batch of batchable providers, which is
-    a third of the cost; the provider's own codegen pass is all that is needed."""
+    a third of the cost; the provider's own codegen pass is all that is needed. It is the
+    largest single cost of a module, so it is paid only for a module where something is
+    found (most modules the prefilter lets through yield nothing)."""
     return PositionProvider()._gen(MetadataWrapper(module, unsafe_skip_copy=True))
 
 
@@ -179,10 +182,9 @@ class _Collector(cst.CSTVisitor):
 
 
 class _ModuleAnalyser(LockCalls, Hazards):
-    def __init__(self, path, module, text: str, positions, facts: ModuleFacts):
+    def __init__(self, path, module, text: str, facts: ModuleFacts):
         self.path = path
         self.module = module
-        self._pos = positions
         self.facts = facts
         self.constants: dict[str, cst.BaseExpression] = {}
         self.eval = Evaluator(self.constants, self.qualified)
@@ -237,6 +239,10 @@ class _ModuleAnalyser(LockCalls, Hazards):
             return {f"builtins.{name}{suffix}"}
         return set()
 
+    @cached_property
+    def _pos(self):
+        return _positions(self.module)
+
     def span(self, node) -> Span:
         r = self._pos[node]
         return Span(self.path, r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
@@ -246,6 +252,10 @@ class _ModuleAnalyser(LockCalls, Hazards):
 
     def end_line(self, node) -> int:
         return self._pos[node].end.line
+
+    def unit_end(self, unit: Unit) -> int:
+        """The last line of a unit (the module's for the module body)."""
+        return self.end_line(unit.node)
 
     def parents(self, node):
         node = self._parent.get(node)
@@ -305,7 +315,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
 
     def _collect_units(self) -> list[Unit]:
         units: list[Unit] = []
-        module_unit = Unit(MODULE, self.module, start=1, end=self.end_line(self.module))
+        module_unit = Unit(MODULE, self.module)
         units.append(module_unit)
         for node in self.order:
             if isinstance(node, cst.FunctionDef):
@@ -315,8 +325,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
                     target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
                     decorators |= self.qualified(target) | {self.code(target)}
                 unit = Unit(name, node, is_async=node.asynchronous is not None,
-                            decorators=decorators, start=self.line(node),
-                            end=self.end_line(node))
+                            decorators=decorators)
                 unit.is_generator = any(isinstance(n, cst.Yield) for n in self._unit_nodes(node))
                 unit.is_contextmanager = bool(decorators & apis.CONTEXT_MANAGER_DECORATORS) or \
                     any(d.split(".")[-1] in ("contextmanager", "asynccontextmanager")
@@ -327,7 +336,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
                 self.facts.classes[node.name.value] = methods
             elif isinstance(node, cst.If) and id(node) in self.by_unit and is_main_guard(node):
                 self.facts.has_main = True
-                units.append(Unit(MAIN, node, start=self.line(node), end=self.end_line(node)))
+                units.append(Unit(MAIN, node))
         return units
 
     def _unit_nodes(self, node) -> list:
