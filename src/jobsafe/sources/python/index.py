@@ -14,8 +14,9 @@ from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
 
 _MAX_UNITS = 400
-#: the stat index's note for a module the prefilter passed over, with no suppression
-_IRRELEVANT = "irrelevant"
+#: the stat index's notes: a module the prefilter passed over, with no suppression (not
+#: read again while unchanged), and one it kept (not scanned again while unchanged)
+_IRRELEVANT, _KEPT = "irrelevant", "kept"
 #: below this many modules to parse, starting worker processes costs more than it saves
 PARALLEL_MIN_FILES = 24
 
@@ -82,9 +83,9 @@ class PythonIndex:
                 facts = self.cache.get(key) if self.cache else None
                 if not isinstance(facts, ModuleFacts):
                     facts = _parse_one((f.display, text))
-                    if self.cache and self._matters.get(rel) is not False:
-                        # an entry the prefilter passes over keeps its cached "does not
-                        # matter", so warm and cold runs treat it alike
+                    if self.cache:
+                        # only the prefilter decides what is kept: cached facts of an entry
+                        # it passes over serve the next run's reachability, nothing else
                         self.cache.put(key, facts)
                 self._store(rel, facts)
         return self._modules[rel]
@@ -119,35 +120,38 @@ class PythonIndex:
                 self.cache.put(key, facts)
 
     def might_lock(self, rel: str) -> bool:
-        """The prefilter's verdict; with a cache, one lookup gives the verdict or the parsed
-        module (an entry is False for a module that does not matter)."""
+        """The prefilter's verdict. A module it passes over is noted in the stat index (a
+        warm run that finds it unchanged does not read it); one it keeps comes from the
+        cache when it was parsed before."""
         if rel not in self._matters:
-            f = self.files.get(rel)
-            stamp = self.stats.stamp(f.abs) if self.stats is not None and f is not None else None
-            if stamp is not None and self.stats.known(f.display, stamp) == _IRRELEVANT:
-                self.stats.record(f.display, stamp, _IRRELEVANT)
-                self.unread.add(f.display)
-                self._matters[rel] = False
-                return False
-            text = self.read(f) if f is not None else None
-            if not text:
-                self._matters[rel] = False
-                return False
-            key = self.cache.key("python", f.display, text) if self.cache else None
-            entry = self.cache.get(key) if key else None
-            if isinstance(entry, ModuleFacts):
-                self._store(rel, entry)
-                self._matters[rel] = True
-            elif entry is False:
-                self._matters[rel] = False
-            else:
-                self._matters[rel] = prefilter.worth_parsing(rel, text)
-                if key and not self._matters[rel]:
-                    self.cache.put(key, False)
-            if stamp is not None and not self._matters[rel] and not may_hold_suppressions(text):
+            self._matters[rel] = self._prefilter(rel)
+        return self._matters[rel]
+
+    def _prefilter(self, rel: str) -> bool:
+        f = self.files.get(rel)
+        if f is None:
+            return False
+        stamp = self.stats.stamp(f.abs) if self.stats is not None else None
+        note = self.stats.known(f.display, stamp) if stamp is not None else None
+        if note == _IRRELEVANT:
+            self.stats.record(f.display, stamp, _IRRELEVANT)
+            self.unread.add(f.display)
+            return False
+        text = self.read(f)
+        if not text:
+            return False
+        if note != _KEPT and not prefilter.worth_parsing(rel, text):
+            if stamp is not None and not may_hold_suppressions(text):
                 # nothing in it can matter to a later run that finds it unchanged
                 self.stats.record(f.display, stamp, _IRRELEVANT)
-        return self._matters[rel]
+            return False
+        if stamp is not None:
+            self.stats.record(f.display, stamp, _KEPT)
+        if self.cache is not None:
+            facts = self.cache.get(self.cache.key("python", f.display, text))
+            if isinstance(facts, ModuleFacts):
+                self._store(rel, facts)
+        return True
 
     # -- reachability
     def entry_units(self, rel: str, kind: str, function: str | None) -> list[tuple[ModuleFacts, Unit]]:
