@@ -103,7 +103,14 @@ def test_a_warm_run_stats_unchanged_irrelevant_modules_instead_of_reading_them(
     cold_reads = {os.path.relpath(p, root) for p in read}
     assert {"app/models.py", "app/helpers.py", "app/legacy.py"} <= cold_reads
     read.clear()
+    from jobsafe.sources.python import prefilter
+
+    scanned = []
+    real_scan = prefilter.worth_parsing
+    monkeypatch.setattr(prefilter, "worth_parsing",
+                        lambda rel, text: scanned.append(rel) or real_scan(rel, text))
     warm = CliRunner().invoke(main, ["check", "--format", "json", "--exit-zero", "."]).output
+    assert scanned == ["app/legacy.py"]  # kept or passed over before, unchanged: not scanned
     warm_reads = {os.path.relpath(p, root) for p in read}
     assert warm == cold  # the same findings (JOB901 in legacy.py too) and the same file count
     assert json.loads(warm)["summary"]["files"] == 5
