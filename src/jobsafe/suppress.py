@@ -41,13 +41,15 @@ class Suppression:
                    for c in self.codes)
 
 
-def may_hold_suppressions(text: str) -> bool:
-    """The quick test: a file without these words has no suppression comment."""
-    return "jobsafe" in text or "noqa" in text
+def may_hold_suppressions(text: str, kind: str) -> bool:
+    """The quick test on the whole text: a file where nothing reads like a suppression
+    comment holds none (``# noqa: E501`` does not: it names no JOB rule)."""
+    return _IGNORE.search(text) is not None or (kind == "python" and
+                                                  _NOQA.search(text) is not None)
 
 
 def parse_suppressions(path: str, text: str, kind: str) -> list[Suppression]:
-    if not may_hold_suppressions(text):
+    if not may_hold_suppressions(text, kind):
         return []
     lines = text.split("\n")
     found: list[Suppression] = []

@@ -141,7 +141,7 @@ class PythonIndex:
         if not text:
             return False
         if note != _KEPT and not prefilter.worth_parsing(rel, text):
-            if stamp is not None and not may_hold_suppressions(text):
+            if stamp is not None and not may_hold_suppressions(text, "python"):
                 # nothing in it can matter to a later run that finds it unchanged
                 self.stats.record(f.display, stamp, _IRRELEVANT)
             return False
