@@ -55,6 +55,18 @@ def test_schedules_of_every_kind_in_words():
         "Every hour; At 12:30, only on Saturday"
 
 
+def test_intervals_and_unknown_schedules_in_words():
+    from jobsafe.model import Schedule
+
+    assert in_words(Schedule("300.0", "interval", min_interval_seconds=300)) == "Every 5 minutes"
+    assert in_words(Schedule("x", "interval", min_interval_seconds=3600)) == "Every hour"
+    assert in_words(Schedule("x", "interval", min_interval_seconds=90)) == "Every 90 seconds"
+    assert in_words(Schedule("{{ .Values.schedule }}", "templated")) == \
+        "set at deploy time (templated)"
+    assert in_words(Schedule("crontab(minute=f(x))", "templated")).startswith("computed by code")
+    assert in_words(Schedule("@reboot", "reboot")) == "at boot"
+
+
 def test_week_profile_counts_firings_per_hour_of_the_week():
     weekdays = week_profile(cron_schedule("x", "30 2 * * 1-5"))
     assert sorted(weekdays) == [2, 26, 50, 74, 98]  # 02:00-02:59, Monday to Friday

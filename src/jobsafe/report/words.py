@@ -51,15 +51,26 @@ def in_words(schedule: Schedule) -> str:
     if schedule.kind == "reboot":
         return "at boot"
     if schedule.kind == "templated":
-        return "set at deploy time (templated)"
+        if "{{" in schedule.text or "<template>" in schedule.text:
+            return "set at deploy time (templated)"
+        return "computed by code (not known before it runs)"
     if schedule.cron:
         words = describe_cron(schedule.cron)
         return (words + zone) if words else schedule.text
     if schedule.calendar:
         return "; ".join(_calendar_words(e) for e in schedule.calendar)
     if schedule.kind == "interval" and schedule.min_interval_seconds:
-        return f"every {format_duration(schedule.min_interval_seconds)}"
+        return interval_words(schedule.min_interval_seconds)
     return schedule.text
+
+
+def interval_words(seconds: int) -> str:
+    """``300`` -> "Every 5 minutes", in cron-descriptor's style."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
+        if seconds % size == 0:
+            count = seconds // size
+            return f"Every {unit}" if count == 1 else f"Every {count} {unit}s"
+    return f"Every {format_duration(seconds)}"
 
 
 def _calendar_words(expression: str) -> str:
