@@ -148,7 +148,8 @@ class LockWithoutExpiry(Rule):
             yield self.finding(
                 lock.ttl_span or lock.span,
                 f"{lock_name(lock)} has no expiry: a crash or kill while it is held blocks every "
-                f"later run forever; give it a timeout a little above the job's longest run",
+                f"later run forever; give it a {'ttl' if lock.kind == 'huey-lock' else 'timeout'}"
+                f" a little above the job's longest run",
                 job_id(job), related_job(job))
 
 

@@ -107,6 +107,23 @@ REDIS_CLIENT_LOCK = LockApi("redis-lock", "cluster", stale="ttl", ttl_arg="timeo
 CACHE_LOCK = LockApi("cache-lock", "cluster", stale="ttl", ttl_arg="timeout", ttl_pos=1,
                      wait_arg="blocking_timeout", key_pos=0, key_arg="key")
 
+#: Huey's ``huey.lock_task(lock_name, ttl=None)``, a context manager or a decorator: a key put
+#: in the Huey storage if empty (a task that finds it taken is not run), deleted on exit; a
+#: killed worker leaves it until its TTL or ``flush_locks()``. Its scope is the storage's.
+HUEY_STORAGES = {"huey.RedisHuey": "cluster", "huey.PriorityRedisHuey": "cluster",
+                 "huey.RedisExpireHuey": "cluster", "huey.api.RedisHuey": "cluster",
+                 "huey.contrib.djhuey.HUEY": "cluster", "huey.SqliteHuey": "host",
+                 "huey.FileHuey": "host", "huey.MemoryHuey": "process"}
+
+
+def huey_lock(scope: str) -> LockApi:
+    return LockApi("huey-lock", scope, stale="ttl", ttl_arg="ttl", ttl_pos=1, wait_default=0.0,
+                   key_arg="lock_name", key_pos=0)
+
+
+# django-huey's module-level helper uses the HUEY setting (Redis by default)
+LOCK_CONSTRUCTORS["huey.contrib.djhuey.lock_task"] = huey_lock("cluster")
+
 REDIS_CLIENT_FACTORIES = {"redis.Redis", "redis.StrictRedis", "redis.from_url",
                           "redis.Redis.from_url", "redis.StrictRedis.from_url",
                           "redis.client.Redis", "redis.client.StrictRedis",

@@ -48,7 +48,16 @@ class LockCalls:
                 return "redis.Redis.lock", apis.REDIS_CLIENT_LOCK, call
             if self._is_cache(func.value):
                 return "cache.lock", apis.CACHE_LOCK, call
+        if isinstance(func, cst.Attribute) and func.attr.value == "lock_task":
+            storage = self._huey_storage(func.value)
+            if storage is not None:
+                return "huey.lock_task", apis.huey_lock(apis.HUEY_STORAGES[storage]), call
         return None
+
+    def _huey_storage(self, node) -> str | None:
+        """The Huey class behind ``huey`` in ``huey.lock_task()``, when the module says."""
+        kinds = self.client_kinds.get(self.code(node), set()) | self.qualified(node)
+        return next((k for k in sorted(kinds) if k in apis.HUEY_STORAGES), None)
 
     def _is_redis(self, node) -> bool:
         text = self.code(node)
@@ -87,6 +96,23 @@ class LockCalls:
         return self._make_lock(api_name, api, ctor, expr, unit, release="with",
                                scope=(self.line(w), self.end_line(w)),
                                blocking=wait is None or wait > 0, wait=wait)
+
+    def _decorator_locks(self, unit: Unit):
+        """A lock a decorator holds around the whole function (``@huey.lock_task("x")``)."""
+        if not isinstance(unit.node, cst.FunctionDef):
+            return []
+        found = []
+        for decorator in unit.node.decorators:
+            d = decorator.decorator
+            spec = self._constructor(d) if isinstance(d, cst.Call) else None
+            if spec is None or spec[1].kind != "huey-lock":
+                continue  # lock objects used as decorators are Huey's only, so far
+            api_name, api, ctor = spec
+            wait = self._wait(api, ctor, None)
+            found.append((self._make_lock(api_name, api, ctor, d, unit, release="with",
+                                          scope=(self.line(unit.node), self.unit_end(unit)),
+                                          blocking=wait is None or wait > 0, wait=wait), d, None))
+        return found
 
     def _wait(self, api: apis.LockApi, ctor: cst.Call, acquire: cst.Call | None) -> float | None:
         """Seconds the acquisition may wait (None: forever; 0: does not wait)."""

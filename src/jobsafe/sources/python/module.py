@@ -417,6 +417,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
             found = self._call(call, unit, local_bindings, calls)
             if found is not None:
                 acquisitions.append(found)
+        acquisitions.extend(self._decorator_locks(unit))
         acquisitions.extend(self._lock_files(unit, nodes, calls))
         unit.locks.extend(lock for lock, _, _ in acquisitions)
         self._scope_facts(unit, nodes, acquisitions)
