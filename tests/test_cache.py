@@ -125,3 +125,20 @@ def test_a_warm_run_stats_unchanged_irrelevant_modules_instead_of_reading_them(
     assert edited != cold
     assert CliRunner().invoke(main, ["check", "--format", "json", "--exit-zero", "."]).output \
         == edited
+
+
+def test_cache_keys_change_when_jobsafe_itself_changes(tmp_path):
+    """An edited checkout never reads what the older code cached."""
+    from jobsafe import cache
+
+    before = FileCache(str(tmp_path), b"k" * 32).key("python", "a.py", "x = 1\n")
+    source = cache.__file__
+    st = os.stat(source)
+    cache._code_stamp.cache_clear()
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # as an edit would
+    try:
+        assert FileCache(str(tmp_path), b"k" * 32).key("python", "a.py", "x = 1\n") != before
+    finally:
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+        cache._code_stamp.cache_clear()
+    assert FileCache(str(tmp_path), b"k" * 32).key("python", "a.py", "x = 1\n") == before

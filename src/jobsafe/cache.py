@@ -14,6 +14,7 @@ place, so concurrent runs never see half an entry; the folder is pruned to a fix
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -27,6 +28,21 @@ CACHE_DIR = ".jobsafe_cache"
 FORMAT = 3
 MAX_BYTES = 256 * 1024 * 1024
 _MAC = hashlib.sha256().digest_size
+
+
+@functools.cache
+def _code_stamp() -> str:
+    """jobsafe's own modules by modification time and size: an edited checkout (or an
+    upgrade that keeps the version number) never reads what older code cached."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    stamps = []
+    for folder, _dirs, files in os.walk(package):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(folder, name))
+                stamps.append(f"{os.path.relpath(os.path.join(folder, name), package)}:"
+                              f"{st.st_mtime_ns}:{st.st_size}")
+    return hashlib.sha256("\n".join(sorted(stamps)).encode()).hexdigest()[:16]
 
 
 def _signing_key() -> bytes | None:
@@ -75,7 +91,8 @@ class FileCache:
         return cls(directory, key)
 
     def key(self, kind: str, name: str, text: str) -> str:
-        digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{kind}\0{name}\0".encode())
+        digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{_code_stamp()}\0{kind}\0{name}\0"
+                                .encode())
         digest.update(text.encode("utf-8", "surrogateescape"))
         return digest.hexdigest()
 

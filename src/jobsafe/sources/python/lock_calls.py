@@ -55,9 +55,15 @@ class LockCalls:
         return None
 
     def _huey_storage(self, node) -> str | None:
-        """The Huey class behind ``huey`` in ``huey.lock_task()``, when the module says."""
+        """The Huey class behind ``huey`` in ``huey.lock_task()``: the one the module binds
+        to that name, else (a Huey passed in, in a module that imports huey) Huey's usual
+        Redis storage."""
         kinds = self.client_kinds.get(self.code(node), set()) | self.qualified(node)
-        return next((k for k in sorted(kinds) if k in apis.HUEY_STORAGES), None)
+        known = next((k for k in sorted(kinds) if k in apis.HUEY_STORAGES), None)
+        if known is None and any(q == "huey" or q.startswith("huey.")
+                                 for q in self.aliases.values()):
+            return "huey.RedisHuey"
+        return known
 
     def _is_redis(self, node) -> bool:
         text = self.code(node)

@@ -319,7 +319,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
         units.append(module_unit)
         for node in self.order:
             if isinstance(node, cst.FunctionDef):
-                name = self._function_name(node)
+                name = self.function_name(node)
                 decorators = set()
                 for d in node.decorators:
                     target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
@@ -358,7 +358,8 @@ class _ModuleAnalyser(LockCalls, Hazards):
         inside = {id(n) for nodes in self.by_unit.values() for n in nodes}
         return [n for n in self.order if id(n) not in inside and id(n) not in self.by_unit]
 
-    def _function_name(self, node: cst.FunctionDef) -> str:
+    def function_name(self, node: cst.FunctionDef) -> str:
+        """``Class.method``, ``outer.inner``: the name of its unit."""
         names = [node.name.value]
         for parent in self.parents(node):
             if isinstance(parent, (cst.ClassDef, cst.FunctionDef)):

@@ -192,11 +192,14 @@ def _decorated(an, func: cst.FunctionDef) -> list[ScheduledCall]:
         if not isinstance(d, cst.Call) or not isinstance(d.func, cst.Attribute):
             continue
         method = d.func.attr.value
+        # the unit's name: a task defined inside a registration function is outer.inner
         if method == "scheduled_job":
-            out += _apscheduler(an, d, cst.Name(func.name.value), argument(d, "trigger", 0), func)
+            out += _apscheduler(an, d, cst.Name(an.function_name(func)), argument(d, "trigger", 0),
+                                func)
         elif method in _HUEY_PERIODIC and d.args:
             cron, interval, text = _celery_schedule(an, d.args[0].value)
-            out.append(ScheduledCall("huey", an.span(func), func.name.value, cron, interval, text))
+            out.append(ScheduledCall("huey", an.span(func), an.function_name(func), cron,
+                                     interval, text))
     return out
 
 
