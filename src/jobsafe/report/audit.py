@@ -55,8 +55,13 @@ class JobRow:
     bound: str | None
     replicas: str | None
     entry: str | None
-    idempotency: list[str] = field(default_factory=list)
     findings: list[FindingView] = field(default_factory=list)
+
+    @property
+    def idempotency(self) -> list[str]:
+        """The findings about side effects a rerun repeats (JOB4xx), with where they are."""
+        return [f"{v.finding.rule} {v.finding.name} ({v.finding.span.path}:{v.finding.span.line})"
+                for v in self.findings if v.finding.rule.startswith("JOB4")]
 
     @property
     def flags(self) -> list[str]:
@@ -196,9 +201,6 @@ def build_audit(analysis: Analysis) -> Audit:
             entry=(f"{entry.path}:{entry.function}()" if entry.function else entry.path)
             if entry else None,
             findings=by_job.get(job.id, []))
-        row.idempotency = [f"{v.finding.rule} {v.finding.name} ({v.finding.span.path}:"
-                           f"{v.finding.span.line})" for v in row.findings
-                           if v.finding.rule.startswith("JOB4")]
         for view in row.findings:
             view.row = index
         for hour, per_week in sorted(week_profile(s).items()):
