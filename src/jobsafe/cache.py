@@ -39,9 +39,12 @@ def _code_stamp() -> str:
     for folder, _dirs, files in os.walk(package):
         for name in sorted(files):
             if name.endswith(".py"):
-                st = os.stat(os.path.join(folder, name))
-                stamps.append(f"{os.path.relpath(os.path.join(folder, name), package)}:"
-                              f"{st.st_mtime_ns}:{st.st_size}")
+                path = os.path.join(folder, name)
+                try:
+                    st = os.stat(path)
+                except OSError:  # removed while an upgrade runs: the stamp changes anyway
+                    continue
+                stamps.append(f"{os.path.relpath(path, package)}:{st.st_mtime_ns}:{st.st_size}")
     return hashlib.sha256("\n".join(sorted(stamps)).encode()).hexdigest()[:16]
 
 
