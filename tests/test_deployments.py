@@ -84,3 +84,29 @@ def test_fstab_and_mount_units():
     assert [m.path for m in mount_unit("srv-x.mount", "srv-x.mount", unit)] == ["/srv/x"]
     local = "[Mount]\nWhat=/dev/sdb\nWhere=/srv/y\nType=ext4\n"
     assert mount_unit("srv-y.mount", "srv-y.mount", local) == []
+
+
+def test_supervisor_programs_with_continuations_comments_and_numprocs():
+    from jobsafe.sources.supervisor import supervisor_programs
+
+    text = "\n".join([
+        "[supervisord]",
+        "nodaemon=true",
+        "[program:beat]",
+        "; the scheduler",
+        "command=celery -A shop beat",
+        "    --loglevel info ; trailing comment",
+        "numprocs = 3 ; per core",
+        "[program:nocommand]",
+        "numprocs=4",
+        "[program:web]",
+        "command=gunicorn shop.wsgi -w 4",
+        "[group:all]",
+        "programs=beat,web",
+    ]) + "\n"
+    beat, web = supervisor_programs("deploy/shop.conf", text)
+    assert (beat.name, beat.copies, beat.evidence.line) == ("beat", 3, 7)
+    assert beat.containers[0].command == "celery -A shop beat --loglevel info"
+    assert beat.containers[0].command_span.line == 5
+    assert beat.note == "numprocs=3 in supervisor program beat"
+    assert (web.name, web.copies, web.note) == ("web", 1, "")

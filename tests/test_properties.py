@@ -15,6 +15,7 @@ from jobsafe.sources.crontab import parse_crontab
 from jobsafe.sources.dockerfile import parse_dockerfile
 from jobsafe.sources.python.module import parse_module
 from jobsafe.sources.shell import Locator, analyze
+from jobsafe.sources.supervisor import supervisor_programs
 from jobsafe.sources.systemd import parse_unit
 from jobsafe.sources.yamlfile import YamlError, load_documents
 
@@ -96,6 +97,16 @@ def test_unit_files(text):
     lines = text.count("\n") + 1
     assert all(1 <= a.span.line <= lines for keys in unit.sections.values()
                for values in keys.values() for a in values)
+
+
+@BUDGET
+@given(st.one_of(st.text(UNIT_CHARS + "program:numprocscommand", max_size=400),
+                 mutated(_seeds(".conf"), UNIT_CHARS + "program:numprocs")))
+def test_supervisor_configs(text):
+    lines = text.count("\n") + 1
+    for program in supervisor_programs("shop.conf", text):
+        assert program.copies >= 1 and 1 <= program.evidence.line <= lines
+        assert 1 <= program.containers[0].command_span.line <= lines
 
 
 @BUDGET

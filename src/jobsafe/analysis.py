@@ -156,7 +156,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         for f in self.discovery.files:
             name = f.rel.rsplit("/", 1)[-1].lower()
             if not (name == "procfile" or name.startswith(("gunicorn", "uwsgi")) or
-                    f.kind in ("dockerfile", "yaml", "shell") or name.endswith(".ini")):
+                    f.kind in ("dockerfile", "yaml", "shell") or name.endswith((".ini", ".conf"))):
                 continue
             text = self.peek(f)
             if not text:

@@ -15,6 +15,7 @@ from ..sources.compose import compose_services
 from ..sources.kubernetes import classify_claim, cronjobs, workloads
 from ..sources.mounts import fstab_mounts, mount_unit
 from ..sources.shell import Locator
+from ..sources.supervisor import looks_like_supervisor, supervisor_programs
 from ..sources.workloads import (Container, Volume, Workload, celery_role, image_name,
                                  runs_cron_daemon, runs_web_server)
 from ..sources.workflows import is_workflow, scheduled_workflow
@@ -172,6 +173,11 @@ class DeploymentSources:
         the configuration."""
         for path, docs in self.manifests:
             self.workloads.extend(workloads(path, docs, self.k8s_catalog))
+        for f in self.discovery.files:
+            if f.rel.endswith((".conf", ".ini")) and looks_like_supervisor(self.peek(f) or ""):
+                text = self.read(f, report=False)  # kept: findings point into it
+                if text is not None:
+                    self.workloads.extend(supervisor_programs(f.display, text))
         configured = None
         if self.settings.replicas and self.settings.replicas > 1 and self.settings.source:
             source = os.path.relpath(self.settings.source, self.cwd).replace(os.sep, "/")

@@ -227,7 +227,7 @@ class SchedulerPerWorker(Rule):
     name = "scheduler-per-worker"
     severity = Severity.ERROR
     summary = "An in-process scheduler started in an app that runs as several processes."
-    sources = ("python", "apscheduler", "k8s", "compose")
+    sources = ("python", "apscheduler", "k8s", "compose", "supervisor")
 
     def check(self, project):
         for span, how, _copies, evidence, note in sorted(project.beat_processes, key=lambda b: b[0]):

@@ -1,5 +1,6 @@
-"""Long-running workloads from deployment files (Kubernetes controllers, compose services):
-how many copies of a container run, what it runs, and what is mounted into it.
+"""Long-running workloads from deployment files (Kubernetes controllers, compose services,
+supervisor programs): how many copies of a container run, what it runs, and what is mounted
+into it.
 
 Front ends fill these in; the assembly step decides which scheduled jobs run in which
 container and turns volumes into ``Mount`` facts.
