@@ -199,8 +199,9 @@ class LockCalls:
                 api = apis.LOCK_CONSTRUCTORS[name]
                 handle = self._assigned_to(call)
                 return (self._make_lock(name, api, call, call, unit, release="process-exit",
-                                        scope=(self.line(call), self.unit_end(unit)), blocking=False,
-                                        wait=0.0, try_lock=True, checked=True), call, handle)
+                                        scope=(self.line(call), self.unit_end(unit)),
+                                        blocking=False, wait=0.0, try_lock=True, checked=True),
+                        call, handle)
         return None
 
     def _acquire(self, call, receiver, spec, unit: Unit, calls):
