@@ -46,3 +46,52 @@ def test_report_loads_in_chromium_and_shows_table_and_week(tree, tmp_path):
     assert console == []
     assert f"{unguarded} of {jobs} jobs" in result.stdout
     assert 'aria-sort="ascending"><button type="button" data-col="2">' in result.stdout
+
+
+def test_hover_click_sort_and_filter_in_the_page(tmp_path):
+    """The page's script driven as a reader would: a cell's hover box names its jobs, a click
+    on the cell filters the table to them, a header sorts, the search box filters."""
+    page_file = tmp_path / "audit.html"
+    result = CliRunner().invoke(main, ["jobs", "--format", "html", "-o", str(page_file),
+                                       str(EXAMPLE)])
+    assert result.exit_code == 0, result.output
+    page = chromium.Page(tmp_path / "profile", page_file.as_uri())
+    try:
+        assert page.evaluate("document.body.dataset.ready") == "true"
+        # Monday 02:00-02:59 (Berlin): reconcile at 02:15 and invoices at 02:30
+        tip = page.evaluate("""(() => {
+            const td = document.querySelector('td[data-hour="2"]');
+            td.dispatchEvent(new MouseEvent("mouseenter"));
+            const tip = document.getElementById("tip");
+            return [tip.hidden, tip.querySelector("strong").textContent,
+                    [...tip.querySelectorAll("li")].map(li => li.textContent)];
+        })()""")
+        hidden, head, items = tip
+        assert not hidden and head == "Mon 02:00–02:59 · 2 jobs (and 3 every hour)"
+        assert any(item.endswith("deploy/crontab:9 · At 02:30 (Europe/Berlin) (once)")
+                   for item in items)
+        assert sum(item.endswith("(every hour)") for item in items) == 3
+        shown = page.evaluate("""(() => {
+            document.querySelector('td[data-hour="2"]').click();
+            return [document.getElementById("shown").textContent,
+                    document.querySelectorAll("#inventory tbody tr:not([hidden])").length];
+        })()""")
+        assert shown == ["5 of 8 jobs starting Mon 02:00–02:59", 5]
+        order = page.evaluate("""(() => {
+            document.getElementById("clear").click();
+            document.querySelector('th button[data-col="2"]').click();  // Every, ascending
+            return [...document.querySelectorAll("#inventory tbody tr")].map(
+                tr => tr.cells[2].dataset.sort);
+        })()""")
+        known = [float(v) for v in order if v]
+        assert known == sorted(known) and order[-1] == ""  # @reboot has no interval: last
+        found = page.evaluate("""(() => {
+            const search = document.getElementById("search");
+            search.value = "refresh_rates";
+            search.dispatchEvent(new Event("input"));
+            return document.getElementById("shown").textContent;
+        })()""")
+        assert found == "1 of 8 jobs"
+        assert page.console == []
+    finally:
+        page.close()

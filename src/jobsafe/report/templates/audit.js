@@ -80,7 +80,7 @@
   }
   function jobsAt(td) { return cells[td.getAttribute("data-hour")] || []; }
   function often(perWeek) {
-    if (perWeek >= 0.95) { return Math.round(perWeek) + "×"; }
+    if (perWeek >= 0.95) { return Math.round(perWeek) === 1 ? "once" : Math.round(perWeek) + " times"; }
     return "some weeks";
   }
   function pick(td) {
@@ -92,22 +92,25 @@
   document.querySelectorAll("table.heat td").forEach(function (td) {
     td.addEventListener("mouseenter", function () {
       var jobs = jobsAt(td);
-      var hourly = (cells.hourly || []).length;
+      var hourly = cells.hourly || [];
       tip.textContent = "";
       var head = document.createElement("strong");
       head.textContent = hourName(td) + " · " + jobs.length + (jobs.length === 1 ? " job" : " jobs")
-        + (hourly ? " (and " + hourly + " every hour)" : "");
+        + (hourly.length ? " (and " + hourly.length + " every hour)" : "");
       tip.appendChild(head);
-      if (jobs.length) {
+      // this hour's own jobs first, then those that start every hour; 25 lines at most
+      var lines = jobs.map(function (job) { return labels[job[0]] + " (" + often(job[1]) + ")"; })
+        .concat(hourly.map(function (job) { return labels[job[0]] + " (every hour)"; }));
+      if (lines.length) {
         var list = document.createElement("ul");
-        jobs.slice(0, 25).forEach(function (job) {
+        lines.slice(0, 25).forEach(function (line) {
           var item = document.createElement("li");
-          item.textContent = labels[job[0]] + " (" + often(job[1]) + ")";
+          item.textContent = line;
           list.appendChild(item);
         });
-        if (jobs.length > 25) {
+        if (lines.length > 25) {
           var more = document.createElement("li");
-          more.textContent = "and " + (jobs.length - 25) + " more: click to list them";
+          more.textContent = "and " + (lines.length - 25) + " more: click to list them";
           list.appendChild(more);
         }
         tip.appendChild(list);
