@@ -72,6 +72,9 @@ def _worst(*origins: Origin | None) -> Origin | None:
     return max(found, key=lambda o: o.rank) if found else None
 
 
+_FLOW_NODES = frozenset({cst.Call, cst.Assign, cst.AnnAssign, cst.AugAssign})
+
+
 class KeyFlow:
     """Origins of values in one function (``an`` is the module analyser, for metadata)."""
 
@@ -88,6 +91,8 @@ class KeyFlow:
     # -- assignments, in source order
     def _run(self) -> None:
         for node in self.nodes:
+            if type(node) not in _FLOW_NODES:  # exact types: see module._PREPASS_NODES
+                continue
             if isinstance(node, cst.Call):
                 self._note_session_add(node)
             if isinstance(node, cst.Assign):
@@ -298,7 +303,7 @@ def helper_origins(an, units) -> dict[str, Origin | None]:
 
 def key_facts(an, nodes, helpers, acquisitions=()) -> list[CodeFact]:
     """JOB401-JOB404 facts of one function, and JOB304 for its cluster locks' keys."""
-    if not any(isinstance(n, cst.Call) for n in nodes):
+    if not any(type(n) is cst.Call for n in nodes):
         return []
     flow = KeyFlow(an, nodes, helpers)
     facts: list[CodeFact] = []
@@ -308,7 +313,7 @@ def key_facts(an, nodes, helpers, acquisitions=()) -> list[CodeFact]:
         if origin is not None and lock.scope == "cluster":
             facts.append(CodeFact("lock-key-per-host", an.span(at), origin.what, lock,
                                   origin=origin.span))
-    for call in (n for n in nodes if isinstance(n, cst.Call)):
+    for call in (n for n in nodes if type(n) is cst.Call):
         facts += _key_sinks(an, flow, call)
         missing = _missing_key(an, flow, call)
         if missing is not None:

@@ -137,12 +137,13 @@ class _Collector(cst.CSTVisitor):
         if self._path:
             self.parent[id(node)] = self._path[-1]
         self._path.append(node)
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
+        kind = type(node)  # exact types: isinstance goes through ABCMeta, a million times
+        if kind is cst.Import or kind is cst.ImportFrom:
             self._imports(node)
         if self._stack:
             self.by_unit[id(self._stack[-1])].append(node)
-        if isinstance(node, cst.FunctionDef) or (isinstance(node, cst.If) and is_main_guard(node)
-                                                  and not self._in_function()):
+        if kind is cst.FunctionDef or (kind is cst.If and is_main_guard(node)
+                                       and not self._in_function()):
             self._stack.append(node)
             self.by_unit[id(node)] = []
         return True
@@ -283,6 +284,8 @@ class _ModuleAnalyser(LockCalls, Hazards):
                             isinstance(small.targets[0].target, cst.Name):
                         self.constants[small.targets[0].target.value] = small.value
         for node in self.order:
+            if type(node) not in _PREPASS_NODES:
+                continue
             if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
                     else [node.target]
@@ -318,6 +321,8 @@ class _ModuleAnalyser(LockCalls, Hazards):
         module_unit = Unit(MODULE, self.module)
         units.append(module_unit)
         for node in self.order:
+            if type(node) not in _UNIT_NODES:
+                continue
             if isinstance(node, cst.FunctionDef):
                 name = self.function_name(node)
                 decorators = set()
@@ -326,7 +331,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
                     decorators |= self.qualified(target) | {self.code(target)}
                 unit = Unit(name, node, is_async=node.asynchronous is not None,
                             decorators=decorators)
-                unit.is_generator = any(isinstance(n, cst.Yield) for n in self._unit_nodes(node))
+                unit.is_generator = any(type(n) is cst.Yield for n in self._unit_nodes(node))
                 unit.is_contextmanager = bool(decorators & apis.CONTEXT_MANAGER_DECORATORS) or \
                     any(d.split(".")[-1] in ("contextmanager", "asynccontextmanager")
                         for d in decorators)
@@ -342,7 +347,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
     def _unit_nodes(self, node) -> list:
         """Nodes of a function (or ``__main__`` block), not of the functions nested in it."""
         own = self.by_unit.get(id(node), [])
-        nested = {id(n) for n in own if isinstance(n, (cst.FunctionDef, cst.ClassDef))}
+        nested = {id(n) for n in own if type(n) in _SCOPES}
         if not nested:
             return own
         skip = set()
@@ -383,8 +388,8 @@ class _ModuleAnalyser(LockCalls, Hazards):
             nodes = [n for n in nodes if n is not unit.node.test and
                      not contains(unit.node.test, n)]
         local_bindings = dict(self.bindings)
-        calls = [n for n in nodes if isinstance(n, cst.Call)]
-        withs = [n for n in nodes if isinstance(n, cst.With)]
+        calls = [n for n in nodes if type(n) is cst.Call]
+        withs = [n for n in nodes if type(n) is cst.With]
         for call in calls:
             names = self.qualified(call.func)
             unit.calls.extend(sorted(names))
@@ -426,3 +431,8 @@ class _ModuleAnalyser(LockCalls, Hazards):
 
 
 BUILTINS = set(dir(builtins))
+#: the node types each pass over the whole module looks at (libcst's concrete node classes
+#: have no subclasses, so an exact type test is an isinstance test, without ABCMeta's cost)
+_PREPASS_NODES = frozenset({cst.Assign, cst.AnnAssign, cst.WithItem, cst.Call})
+_UNIT_NODES = frozenset({cst.FunctionDef, cst.ClassDef, cst.If})
+_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef})

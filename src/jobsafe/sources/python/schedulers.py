@@ -17,6 +17,7 @@ PREFILTER_TOKENS = ("beat_schedule", "CELERYBEAT", "add_job", "scheduled_job", r
 _CELERY_CRONTAB = {"celery.schedules.crontab"}
 _CLOCK = re.compile(r"^([01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?$")  # "10:30", "02:30:00"
 _HUEY_PERIODIC = {"periodic_task", "db_periodic_task"}
+_SCHEDULE_NODES = frozenset({cst.Assign, cst.Call, cst.FunctionDef, cst.ClassDef})
 _APS_DAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 _UNITS = {"second": 1, "seconds": 1, "minute": 60, "minutes": 60, "hour": 3600, "hours": 3600,
           "day": 86400, "days": 86400, "week": 604800, "weeks": 604800}
@@ -25,6 +26,8 @@ _UNITS = {"second": 1, "seconds": 1, "minute": 60, "minutes": 60, "hour": 3600, 
 def scheduled_calls(an, nodes) -> list[ScheduledCall]:
     found: list[ScheduledCall] = []
     for node in nodes:
+        if type(node) not in _SCHEDULE_NODES:  # exact types: see module._PREPASS_NODES
+            continue
         if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Dict, cst.List)):
             target = an.code(node.targets[0].target)
             if target.endswith(("beat_schedule", "CELERYBEAT_SCHEDULE", "CELERY_BEAT_SCHEDULE")) \
