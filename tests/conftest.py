@@ -8,6 +8,9 @@ from jobsafe.config import Settings
 from jobsafe.rules import all_rules
 
 FIXTURES = Path(__file__).parent / "fixtures"
+#: the fixture repositories (a cache folder a local run leaves there is not one)
+FIXTURE_CASES = sorted(p.name for p in FIXTURES.iterdir()
+                       if p.is_dir() and not p.name.startswith("."))
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import FIXTURES, run_analysis
+from conftest import FIXTURE_CASES, FIXTURES, run_analysis
 
 _MARKER = re.compile(r"#\s*expect:\s*(JOB\d{3}(?:\s*,\s*JOB\d{3})*)")
 
@@ -32,10 +32,9 @@ def expected_findings(root):
     return expected
 
 
-CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", FIXTURE_CASES)
 def test_fixture_findings_are_exactly_the_marked_ones(case):
     root = FIXTURES / case
     analysis = run_analysis(root)

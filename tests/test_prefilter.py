@@ -2,18 +2,17 @@
 fixture tree gives the same findings."""
 import pytest
 
-from conftest import FIXTURES, run_analysis
+from conftest import FIXTURE_CASES, FIXTURES, run_analysis
 from jobsafe.sources.python import prefilter
 from jobsafe.sources.python.prefilter import Word, may_matter
 
-CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
 
 
 def _findings(root):
     return sorted((f.rule, f.span.path, f.span.line, f.message) for f in run_analysis(root).findings)
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", FIXTURE_CASES)
 def test_no_fixture_finding_is_lost_to_the_prefilter(case, monkeypatch):
     with_prefilter = _findings(FIXTURES / case)
     monkeypatch.setattr(prefilter, "worth_parsing", lambda rel, text: True)
