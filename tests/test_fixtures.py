@@ -32,8 +32,6 @@ def expected_findings(root):
     return expected
 
 
-
-
 @pytest.mark.parametrize("case", FIXTURE_CASES)
 def test_fixture_findings_are_exactly_the_marked_ones(case):
     root = FIXTURES / case

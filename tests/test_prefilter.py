@@ -7,7 +7,6 @@ from jobsafe.sources.python import prefilter
 from jobsafe.sources.python.prefilter import Word, may_matter
 
 
-
 def _findings(root):
     return sorted((f.rule, f.span.path, f.span.line, f.message) for f in run_analysis(root).findings)
 
