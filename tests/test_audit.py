@@ -117,7 +117,7 @@ def _hostile_tree(write_tree):
 
 def test_html_escapes_everything_read_from_the_repository(write_tree):
     root = _hostile_tree(write_tree)
-    html = render_html(run_analysis(root))
+    html = render_html(build_audit(run_analysis(root)))
     assert "<script>alert" not in html and "<img src=x" not in html and "<i>x</i>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert html.count("<script") == 3  # the two data blocks and the page's own code
@@ -127,7 +127,7 @@ def test_html_escapes_everything_read_from_the_repository(write_tree):
 
 
 def test_html_is_self_contained():
-    html = render_html(run_analysis(EXAMPLE))
+    html = render_html(build_audit(run_analysis(EXAMPLE)))
     assert "default-src 'none'" in html  # the page may load nothing, even if told to
     assert not re.search(r"<(link|img|iframe|object|embed)[^>]*\b(src|href)=\"(?!data:|#)", html)
     assert not re.search(r"\bsrc=", html.split("<main>")[0] + html.split("</main>")[1])
@@ -138,7 +138,7 @@ def test_html_is_self_contained():
 
 def test_markdown_inventory_for_a_pull_request(write_tree):
     root = _hostile_tree(write_tree)
-    md = render_markdown_inventory(run_analysis(root))
+    md = render_markdown_inventory(build_audit(run_analysis(root)))
     assert "1 scheduled jobs in" in md and "- **1** no overlap guard" in md
     row = next(line for line in md.splitlines() if line.startswith("| ops/"))
     assert "<script>" not in row and "&lt;script&gt;" in row
@@ -199,5 +199,5 @@ def _copies(tmp_path, n):
 def test_a_report_of_500_jobs_stays_under_2_mb(tmp_path):
     analysis = run_analysis(_copies(tmp_path, 4))
     assert len(analysis.project.jobs) >= 500
-    html = render_html(analysis)
+    html = render_html(build_audit(analysis))
     assert len(html.encode()) < 2_000_000

@@ -227,14 +227,16 @@ def jobs(paths, fmt, output, config_file, no_cache):
         sys.stdout.write(text)
 
 
-def _inventory(fmt: str, analysis) -> str:
+def _inventory(fmt: str, analysis, audit=None) -> str:
+    """The inventory in ``fmt``; ``audit``: the audit model when the caller has built it."""
     if fmt == "json":
         from .report.inventory import render_inventory_json
 
         return render_inventory_json(analysis)
-    from .report.audit import render_html, render_markdown_inventory
+    from .report.audit import build_audit, render_html, render_markdown_inventory
 
-    return render_html(analysis) if fmt == "html" else render_markdown_inventory(analysis)
+    audit = audit or build_audit(analysis)
+    return render_html(audit) if fmt == "html" else render_markdown_inventory(audit)
 
 
 def _write(path: str, text: str) -> None:
@@ -265,9 +267,12 @@ def audit(paths, html_file, markdown_file, json_file, config_file, no_cache):
         html_file = "jobsafe-audit.html"
     settings = _settings(config_file, paths)
     analysis = _analyse(paths, settings, use_cache=not no_cache)
+    from .report.audit import build_audit
+
+    model = build_audit(analysis) if html_file or markdown_file else None  # built once
     for fmt, path in (("html", html_file), ("markdown", markdown_file), ("json", json_file)):
         if path:
-            _write(path, _inventory(fmt, analysis))
+            _write(path, _inventory(fmt, analysis, model))
             click.echo(f"jobsafe: wrote the {fmt} report of {len(analysis.project.jobs)} jobs and "
                        f"{len(analysis.findings)} findings to {path}", err=True)
 

@@ -212,12 +212,11 @@ def build_audit(analysis: Analysis) -> Audit:
     return Audit(root, analysis.files_read, rows, views, dict(cells))
 
 
-def render_html(analysis: Analysis) -> str:
+def render_html(audit: Audit) -> str:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     from ..catalog import load_docs
 
-    audit = build_audit(analysis)
     env = Environment(loader=PackageLoader("jobsafe.report", "templates"),
                       autoescape=select_autoescape(("html", "j2")), trim_blocks=True,
                       lstrip_blocks=True, keep_trailing_newline=True)
@@ -245,10 +244,9 @@ def _doc_html(markdown: str) -> str:
     return Markup(MarkdownIt("commonmark", {"html": False}).render(markdown))
 
 
-def render_markdown_inventory(analysis: Analysis) -> str:
+def render_markdown_inventory(audit: Audit) -> str:
     from .markdown import cell
 
-    audit = build_audit(analysis)
     out = [f"## jobsafe audit of `{cell(audit.root)}`", "",
            f"{len(audit.rows)} scheduled jobs in {audit.files} files: "
            + ", ".join(f"{n} {cell(name)}" for name, n in audit.by_source) + ".", ""]
