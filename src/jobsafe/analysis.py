@@ -15,7 +15,8 @@ from .assembly.python import PythonSources
 from .assembly.systemd import SystemdSources
 from .baseline import assign_fingerprints
 from .config import Settings
-from .discover import (SourceFile, discover, find_root, is_sniffable, read_text,
+from .errors import InternalError, raise_internal_errors
+from .discover import (SourceFile, discover, find_project_root, find_root, is_sniffable, read_text,
                        sniff_head)
 from .link import Tree
 from .model import Finding, ParseError, Progress, Project, Span
@@ -31,7 +32,15 @@ class Analysis:
     project: Project
     findings: list[Finding]  # reported (not suppressed), sorted
     suppressed: list[Finding] = field(default_factory=list)
+    #: findings a baseline already knows (``baseline_state`` "unchanged"), not reported
+    baselined: list[Finding] = field(default_factory=list)
     texts: dict[str, tuple[str, str]] = field(default_factory=dict)  # display -> (kind, text)
+    cwd: str = "."  # the folder display paths are relative to (absolute)
+    project_root: str = "."  # absolute: see ``discover.find_project_root``
+
+    @property
+    def internal_errors(self) -> list[InternalError]:
+        return self.project.internal_errors
 
     @property
     def files_read(self) -> int:
@@ -129,6 +138,7 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
             if self.tree.python.might_lock(rel):
                 self._guarded(f.display, lambda rel=rel: self._python(rel))
         self.project.parse_errors.extend(self.tree.python.errors)
+        self.project.internal_errors.extend(self.tree.python.internal_errors)
         self._guarded(self.project.root, self._topology)  # after every source made its jobs
         self.project.pooler = self._pooler()
         self.project.workers = self._workers() or self.web_replicas
@@ -175,8 +185,9 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
         except RecursionError:
             self.error(path, "file too deeply nested to analyse")
         except Exception as exc:  # a front-end bug must not stop the other files
-            self.error(path, f"internal error while analysing this file: "
-                             f"{type(exc).__name__}: {exc}")
+            if raise_internal_errors():
+                raise
+            self.project.internal_errors.append(InternalError.of(path, exc))
 
 
 _POOLER_HINTS = ("pool_mode", "POOL_MODE", "DISABLE_SERVER_SIDE_CURSORS", ":6432/")
@@ -198,12 +209,13 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
     cwd = os.path.realpath(cwd or os.getcwd())
     paths = paths or ["."]
     root = find_root(paths)
+    project_root = find_project_root(root, settings.source)
     cache = None
     if use_cache:
         from .cache import CACHE_DIR, FileCache
 
-        cache = FileCache.open(os.environ.get("JOBSAFE_CACHE_DIR") or os.path.join(
-            os.path.dirname(settings.source) if settings.source else root, CACHE_DIR))
+        cache = FileCache.open(os.environ.get("JOBSAFE_CACHE_DIR") or
+                               os.path.join(project_root, CACHE_DIR))
     builder = Builder(root, cwd, settings, workers or os.cpu_count() or 1, cache, progress)
     project = builder.build()
     if cache is not None:
@@ -213,7 +225,7 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
     findings: list[Finding] = []
     for rule in rules:
         if not rule.deferred:
-            findings.extend(rule.check(project))
+            findings.extend(_run_rule(rule, project))
     findings = [f for f in findings if not per_file_ignored(f, settings.per_file_ignores,
                                                             resolve_selector)]
     scope = _Scope.of(paths, cwd, root)
@@ -228,11 +240,24 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
     apply_suppressions(findings, suppressions)
     if "JOB901" in rule_ids:
         findings.extend(_unused(suppressions, scope, settings))
-    assign_fingerprints(findings, lambda p, n: _line(builder.texts, p, n))
+    assign_fingerprints(findings, lambda p, n: _line(builder.texts, p, n),
+                        lambda p: os.path.relpath(os.path.join(cwd, p), project_root))
     findings.sort(key=lambda f: f.sort_key)
     reported = [f for f in findings if f.suppressed is None]
     suppressed = [f for f in findings if f.suppressed is not None]
-    return Analysis(project, reported, suppressed, builder.texts)
+    return Analysis(project, reported, suppressed, texts=builder.texts, cwd=cwd,
+                    project_root=project_root)
+
+
+def _run_rule(rule: Rule, project: Project) -> list[Finding]:
+    """A rule's findings; a bug in one rule is an internal error, and the others still run."""
+    try:
+        return list(rule.check(project))
+    except Exception as exc:
+        if raise_internal_errors():
+            raise
+        project.internal_errors.append(InternalError.of(f"rule {rule.id}", exc))
+        return []
 
 
 def _unused(suppressions: dict[str, list[Suppression]], scope, settings) -> list[Finding]:

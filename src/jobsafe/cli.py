@@ -11,6 +11,7 @@ import sys
 import click
 
 from . import __version__
+from .errors import raise_internal_errors
 
 
 class _Exit(click.ClickException):
@@ -50,7 +51,9 @@ def _analyse(paths, settings, select=(), ignore=(), workers=None, use_cache=Fals
         return analyse(list(paths), settings, rule_ids, workers=workers, use_cache=use_cache)
     except RecursionError:
         raise _Exit("internal error: input too deeply nested") from None
-    except Exception as exc:  # pragma: no cover - last line of defence, no traceback
+    except Exception as exc:  # the last line of defence: one line, no traceback
+        if raise_internal_errors():
+            raise
         raise _Exit(f"internal error: {type(exc).__name__}: {exc}") from None
 
 
@@ -126,7 +129,7 @@ def main():
 def check(paths, fmt, output, select, ignore, severity, config_file, baseline, write_baseline,
           exit_zero, statistics, no_cache, workers, fix, diff, quiet):
     """Analyse PATHS (default: the current directory) and report findings."""
-    from .baseline import BaselineError, read_baseline
+    from .baseline import Baseline, BaselineError
     from .baseline import write_baseline as save_baseline
     from .model import Severity
     from .report import render
@@ -137,35 +140,50 @@ def check(paths, fmt, output, select, ignore, severity, config_file, baseline, w
     threshold = Severity(severity).rank
     analysis.findings = [f for f in analysis.findings if f.severity.rank >= threshold]
     if write_baseline:
-        save_baseline(write_baseline, analysis.findings)
-        click.echo(f"jobsafe: wrote {len(analysis.findings)} findings to {write_baseline}", err=True)
+        try:
+            save_baseline(write_baseline, analysis.findings, analysis.cwd)
+        except OSError as exc:
+            raise _Exit(f"cannot write {write_baseline}: {exc.strerror or exc}") from None
+        click.echo(f"jobsafe: wrote {_count(len(analysis.findings), 'finding')} to "
+                   f"{write_baseline}", err=True)
     if baseline:
         try:
-            known = read_baseline(baseline)
+            known = Baseline.read(baseline, analysis.cwd)
         except BaselineError as exc:
             raise _Exit(str(exc)) from None
-        analysis.findings = [f for f in analysis.findings if f.fingerprint not in known]
         for f in analysis.findings:
-            f.baseline_state = "new"
+            f.baseline_state = "unchanged" if known.knows(f) else "new"
+        # SARIF keeps the unchanged results (code scanning expects them); the rest drop them
+        analysis.baselined = [f for f in analysis.findings if f.baseline_state == "unchanged"]
+        analysis.findings = [f for f in analysis.findings if f.baseline_state == "new"]
     if diff:  # like ruff --diff: the diff only, exit 1 when there is something to fix
         sys.exit(1 if _apply_fixes(analysis, write=False) else 0)
     if fix:
         _apply_fixes(analysis, write=True)
 
-    stream = open(output, "w", encoding="utf-8") if output else None
-    try:
+    with _output(output) as stream:
         if fmt == "text":
             from .report.text import print_text
 
             print_text(analysis, _console(stream), analysis.line_text, quiet, statistics)
         else:
             options = {"baseline": bool(baseline)} if fmt == "sarif" else {}
-            text = render(fmt, analysis, **options)
-            (stream or sys.stdout).write(text)
-    finally:
-        if stream is not None:
-            stream.close()
-    sys.exit(0 if exit_zero or not analysis.findings else 1)
+            (stream or sys.stdout).write(render(fmt, analysis, **options))
+    _exit(analysis, 0 if exit_zero or not analysis.findings else 1)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 finding``, ``2 findings``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _exit(analysis, status: int) -> None:
+    """Exit with ``status``, unless jobsafe failed somewhere: then, after everything else
+    was reported, name each failure on stderr and exit 2, whatever was selected."""
+    for error in analysis.internal_errors:
+        click.echo(f"jobsafe: error: internal error in {error.where}: {error.message} "
+                   f"(the rest was analysed; please report this)", err=True)
+    sys.exit(2 if analysis.internal_errors else status)
 
 
 def _apply_fixes(analysis, write: bool) -> int:
@@ -213,18 +231,13 @@ def jobs(paths, fmt, output, config_file, no_cache):
     if fmt == "text":
         from .report.inventory import print_inventory
 
-        buffer = open(output, "w", encoding="utf-8") if output else None
-        try:
-            print_inventory(analysis, _console(buffer))
-        finally:
-            if buffer is not None:
-                buffer.close()
-        return
-    text = _inventory(fmt, analysis)
-    if output:
-        _write(output, text)
+        with _output(output) as stream:
+            print_inventory(analysis, _console(stream))
     else:
-        sys.stdout.write(text)
+        text = _inventory(fmt, analysis)
+        with _output(output) as stream:
+            (stream or sys.stdout).write(text)
+    _exit(analysis, 0)
 
 
 def _inventory(fmt: str, analysis, audit=None) -> str:
@@ -240,11 +253,29 @@ def _inventory(fmt: str, analysis, audit=None) -> str:
 
 
 def _write(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise _Exit(f"cannot write {path}: {exc.strerror}") from None
+    with _output(path) as stream:
+        stream.write(text)
+
+
+class _output:
+    """``with _output(path) as stream``: the file opened for writing (None for standard
+    output when ``path`` is None); a file that cannot be written is a one-line error, exit 2."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self.stream = None
+
+    def __enter__(self):
+        if self.path is not None:
+            try:
+                self.stream = open(self.path, "w", encoding="utf-8")
+            except OSError as exc:
+                raise _Exit(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            self.stream.close()
 
 
 @main.command()
@@ -275,6 +306,7 @@ def audit(paths, html_file, markdown_file, json_file, config_file, no_cache):
             _write(path, _inventory(fmt, analysis, model))
             click.echo(f"jobsafe: wrote the {fmt} report of {len(analysis.project.jobs)} jobs and "
                        f"{len(analysis.findings)} findings to {path}", err=True)
+    _exit(analysis, 0)
 
 
 @main.command("rules")

@@ -138,6 +138,22 @@ def find_root(paths: list[str]) -> str:
         probe = parent
 
 
+def find_project_root(root: str, config: str | None) -> str:
+    """The project root: the nearest folder at or above the analysis root that holds
+    ``.git`` or the jobsafe configuration in use; the analysis root when there is none.
+    Fingerprints are relative to it and the cache lives in it, so neither depends on the
+    folder jobsafe runs from or on which subfolder is analysed."""
+    config_dir = os.path.dirname(os.path.realpath(config)) if config else None
+    probe = root
+    while True:
+        if probe == config_dir or os.path.exists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return root
+        probe = parent
+
+
 def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
     """Every file under ``root`` that is not ignored, with its kind."""
     result = Discovery(root=root)

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .errors import InternalError
+
 
 #: told how a long run advances: (stage, done, total), e.g. ("parsing Python", 40, 90)
 Progress = Callable[[str, int, int], None]
@@ -331,6 +333,8 @@ class Project:
     files: list[str] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     parse_errors: list[ParseError] = field(default_factory=list)
+    #: jobsafe's own failures (not findings: see ``errors``)
+    internal_errors: list[InternalError] = field(default_factory=list)
     cron_files: list[CronFile] = field(default_factory=list)
     #: locks and hazards in every analysed Python module, scheduled or not
     code_locks: list[Lock] = field(default_factory=list)

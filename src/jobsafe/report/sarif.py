@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from .. import __version__
 from ..analysis import Analysis
@@ -18,6 +20,12 @@ def _location(span: Span) -> dict:
         "region": {"startLine": span.line, "startColumn": span.column,
                    "endLine": span.end_line, "endColumn": max(span.end_column, span.column)},
     }}
+
+
+def _folder_uri(folder: str) -> str:
+    """An absolute ``file:`` URI ending in ``/``, as SARIF requires of a base id."""
+    uri = Path(os.path.abspath(folder)).as_uri()
+    return uri if uri.endswith("/") else uri + "/"
 
 
 def _rules() -> list[dict]:
@@ -78,8 +86,8 @@ def _result(f: Finding, index: dict[str, int], baseline: bool) -> dict:
 def render_sarif(analysis: Analysis, baseline: bool = False) -> str:
     rules = _rules()
     index = {r["id"]: i for i, r in enumerate(rules)}
-    results = [_result(f, index, baseline)
-               for f in sorted(analysis.findings + analysis.suppressed, key=lambda f: f.sort_key)]
+    shown = analysis.findings + analysis.suppressed + analysis.baselined
+    results = [_result(f, index, baseline) for f in sorted(shown, key=lambda f: f.sort_key)]
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -88,7 +96,8 @@ def render_sarif(analysis: Analysis, baseline: bool = False) -> str:
                                 "semanticVersion": __version__,
                                 "informationUri": DOCS_URL.rsplit("/rules/", 1)[0],
                                 "rules": rules}},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": "./"}},
+            # result paths are relative to the working directory: the base is its file URI
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": _folder_uri(analysis.cwd)}},
             "results": results,
             "columnKind": "unicodeCodePoints",
         }],

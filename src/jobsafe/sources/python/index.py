@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from ...errors import InternalError, raise_internal_errors
 from ...model import CodeFact, Lock, ParseError, Progress
 from ...suppress import may_hold_suppressions
 from . import prefilter
@@ -22,9 +23,16 @@ PARALLEL_MIN_FILES = 24
 
 
 def _parse_one(job: tuple[str, str]) -> ModuleFacts:
+    """One module's facts; a bug in the analyser gives facts that say so (in a worker
+    process too), not an exception that would stop every other module."""
     from .module import parse_module
 
-    return parse_module(*job)
+    try:
+        return parse_module(*job)
+    except Exception as exc:
+        if raise_internal_errors():
+            raise
+        return ModuleFacts(job[0], internal_error=InternalError.of(job[0], exc).message)
 
 
 def _parse_in_pool(jobs: list[tuple[str, str]], workers: int,
@@ -57,6 +65,7 @@ class PythonIndex:
         self.read = read
         self._modules: dict[str, ModuleFacts | None] = {}
         self.errors: list[ParseError] = []
+        self.internal_errors: list[InternalError] = []
         self.cache = None  # a FileCache, when the run uses one
         self.stats = None  # a StatIndex beside it: modules known unchanged and irrelevant
         #: display paths of modules the stat index vouched for, so never read
@@ -83,7 +92,7 @@ class PythonIndex:
                 facts = self.cache.get(key) if self.cache else None
                 if not isinstance(facts, ModuleFacts):
                     facts = _parse_one((f.display, text))
-                    if self.cache:
+                    if self.cache and facts.internal_error is None:
                         # only the prefilter decides what is kept: cached facts of an entry
                         # it passes over serve the next run's reachability, nothing else
                         self.cache.put(key, facts)
@@ -93,6 +102,8 @@ class PythonIndex:
     def _store(self, rel: str, facts: ModuleFacts) -> None:
         if facts.error is not None and not facts.too_large:
             self.errors.append(facts.error)
+        if facts.internal_error is not None:
+            self.internal_errors.append(InternalError(facts.path, facts.internal_error))
         self._modules[rel] = facts
 
     def preload(self, rels: list[str], workers: int, progress: Progress | None = None) -> None:
@@ -116,7 +127,7 @@ class PythonIndex:
             if facts is None:
                 continue  # the pool broke: module() parses it here
             self._store(rel, facts)
-            if key:
+            if key and facts.internal_error is None:
                 self.cache.put(key, facts)
 
     def might_lock(self, rel: str) -> bool:

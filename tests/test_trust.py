@@ -1,0 +1,169 @@
+"""What a team gating CI on jobsafe depends on: no silent pass, results that do not depend
+on where jobsafe is run from, output files and baselines that behave."""
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from jobsafe.cli import main
+from jobsafe.errors import RAISE_ENV
+
+CRONTAB = "*/5 * * * * /srv/app/bin/sync.py\n0 3 * * * flock /tmp/x /srv/app/bin/sync.py --nightly\n"
+SYNC = "#!/usr/bin/env python3\nprint('sync')\n"
+LOCKED = ("#!/usr/bin/env python3\nimport fcntl\n"
+          "fh = open('/var/lock/sync.lock', 'w')\n"
+          "fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\nprint('sync')\n")
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def repo(write_tree, monkeypatch):
+    root = write_tree({"crontab": CRONTAB, "bin/sync.py": SYNC, ".git/HEAD": "ref: x\n"})
+    monkeypatch.chdir(root)
+    return root
+
+
+# -- internal errors fail closed ------------------------------------------------------------
+
+@pytest.fixture
+def fail_open(monkeypatch):
+    """The path users take: internal errors are reported, not raised (no strict mode)."""
+    monkeypatch.delenv(RAISE_ENV)
+
+
+def _boom(*args, **kwargs):
+    raise ValueError("front end bug")
+
+
+@pytest.mark.parametrize("select", [(), ("--select", "JOB1"), ("--select", "JOB102")])
+def test_a_crashing_front_end_exits_2_whatever_is_selected(repo, fail_open, monkeypatch, select):
+    (repo / "other.cron").write_text("*/5 * * * * /srv/app/bin/sync.py --x\n")
+    real = __import__("jobsafe.assembly.cron", fromlist=["parse_crontab"]).parse_crontab
+    monkeypatch.setattr("jobsafe.assembly.cron.parse_crontab",
+                        lambda path, *a: _boom() if path == "crontab" else real(path, *a))
+    result = CliRunner().invoke(main, ["check", "--format", "json", *select])
+    assert result.exit_code == 2
+    assert "internal error in crontab: ValueError: front end bug" in result.stderr
+    doc = json.loads(result.stdout)  # the rest was analysed and reported
+    assert doc["summary"]["jobs"] == 1  # other.cron's
+    assert not any(f["rule"] == "JOB900" for f in doc["findings"])  # not a finding to hide
+
+
+def test_a_crashing_python_analyser_exits_2(repo, fail_open, monkeypatch):
+    (repo / "bin/sync.py").write_text(LOCKED)
+    monkeypatch.setattr("jobsafe.sources.python.module._ModuleAnalyser.run", _boom)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--exit-zero"])
+    assert result.exit_code == 2
+    assert "internal error in bin/sync.py: ValueError" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_a_crashing_rule_is_named(repo, fail_open, monkeypatch):
+    from jobsafe.rules import all_rules
+
+    monkeypatch.setattr(all_rules()["JOB104"], "check", _boom)
+    result = CliRunner().invoke(main, ["check", "--ignore", "JOB104"])
+    assert result.exit_code == 1  # not selected: never ran
+    result = CliRunner().invoke(main, ["check"])
+    assert result.exit_code == 2 and "internal error in rule JOB104" in result.stderr
+    assert "JOB101" in result.stdout
+
+
+def test_the_suite_runs_strict(repo, monkeypatch):
+    monkeypatch.setattr("jobsafe.assembly.cron.parse_crontab", _boom)
+    with pytest.raises(ValueError, match="front end bug"):
+        invoke("check")
+
+
+def test_jobs_and_audit_exit_2_on_internal_errors(repo, fail_open, monkeypatch):
+    monkeypatch.setattr("jobsafe.assembly.cron.parse_crontab", _boom)
+    assert CliRunner().invoke(main, ["jobs"]).exit_code == 2
+    assert CliRunner().invoke(main, ["audit", "--json", "a.json"]).exit_code == 2
+
+
+# -- output files -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [("-o", "/nonexistent/x.sarif", "--format", "sarif"),
+                                  ("-o", "/nonexistent/x.txt"),
+                                  ("--write-baseline", "/nonexistent/b.json")])
+def test_an_output_file_that_cannot_be_written_is_one_line_exit_2(repo, args):
+    result = CliRunner().invoke(main, ["check", *args])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1].startswith("jobsafe: error: cannot write "
+                                                            "/nonexistent/")
+    assert "Traceback" not in result.output
+
+
+def test_jobs_output_that_cannot_be_written(repo):
+    result = CliRunner().invoke(main, ["jobs", "--format", "json", "-o", "/nonexistent/j.json"])
+    assert result.exit_code == 2 and "cannot write /nonexistent/j.json" in result.stderr
+
+
+# -- baselines and fingerprints from any folder ---------------------------------------------
+
+def _new_findings(*args):
+    result = invoke("check", "--format", "json", *args)
+    return [(f["rule"], f["path"]) for f in json.loads(result.stdout)["findings"]]
+
+
+def test_a_baseline_matches_from_the_parent_and_from_a_subfolder(repo, monkeypatch):
+    assert invoke("check", "--write-baseline", ".jobsafe-baseline.json").exit_code == 1
+    recorded = json.loads((repo / ".jobsafe-baseline.json").read_text())
+    assert {e["path"] for e in recorded["findings"]} == {"crontab"}
+    assert _new_findings("--baseline", ".jobsafe-baseline.json") == []
+    monkeypatch.chdir(repo.parent)
+    name = repo.name
+    assert _new_findings(name, "--baseline", f"{name}/.jobsafe-baseline.json") == []
+    monkeypatch.chdir(repo / "bin")
+    assert _new_findings("..", "--baseline", "../.jobsafe-baseline.json") == []
+    (repo / "crontab").write_text(CRONTAB + "*/10 * * * * /srv/app/bin/sync.py --other\n")
+    assert _new_findings("..", "--baseline", "../.jobsafe-baseline.json") == [("JOB101", "../crontab")]
+
+
+def test_fingerprints_do_not_depend_on_the_working_directory(repo, monkeypatch):
+    here = {f["fingerprint"] for f in json.loads(invoke("check", "--format", "json").stdout)["findings"]}
+    monkeypatch.chdir(repo.parent)
+    above = json.loads(invoke("check", "--format", "json", repo.name).stdout)["findings"]
+    assert {f["fingerprint"] for f in above} == here and len(here) == 3
+
+
+def test_a_baseline_of_an_older_format_is_a_clear_error(repo):
+    (repo / "old.json").write_text('{"version": 1, "tool": "jobsafe", "findings": []}')
+    result = CliRunner().invoke(main, ["check", "--baseline", "old.json"])
+    assert result.exit_code == 2 and "write it again with --write-baseline" in result.stderr
+
+
+def test_sarif_of_a_baseline_run_keeps_unchanged_results(repo):
+    invoke("check", "--write-baseline", "b.json")
+    (repo / "crontab").write_text(CRONTAB + "*/10 * * * * /srv/app/bin/sync.py --other\n")
+    result = invoke("check", "--format", "sarif", "--baseline", "b.json")
+    assert result.exit_code == 1
+    states = sorted((r["ruleId"], r["baselineState"]) for r in json.loads(result.stdout)["runs"][0]["results"])
+    assert states == [("JOB101", "new"), ("JOB101", "unchanged"), ("JOB102", "unchanged"),
+                      ("JOB104", "unchanged")]
+
+
+# -- the cache lives at the project root ------------------------------------------------------
+
+def test_the_cache_is_made_at_the_project_root_not_in_the_analysed_folder(repo, monkeypatch):
+    monkeypatch.delenv("JOBSAFE_CACHE_DIR")
+    (repo / "deploy").mkdir()
+    (repo / "deploy/crontab").write_text(CRONTAB)
+    invoke("check", "deploy")
+    monkeypatch.chdir(repo / "deploy")
+    invoke("check", ".")
+    assert (repo / ".jobsafe_cache").is_dir()
+    assert not (repo / "deploy/.jobsafe_cache").exists()
+    assert not any(p.name == ".jobsafe_cache" for p in repo.rglob("*") if p.parent != repo)
+
+
+def test_without_a_repository_the_cache_goes_beside_the_configuration(write_tree, monkeypatch):
+    monkeypatch.delenv("JOBSAFE_CACHE_DIR")
+    root = write_tree({".jobsafe.toml": "strict = false\n", "ops/crontab": CRONTAB})
+    monkeypatch.chdir(root)
+    invoke("check", "ops")
+    assert (root / ".jobsafe_cache").is_dir() and not (root / "ops/.jobsafe_cache").exists()
