@@ -167,3 +167,78 @@ def test_without_a_repository_the_cache_goes_beside_the_configuration(write_tree
     monkeypatch.chdir(root)
     invoke("check", "ops")
     assert (root / ".jobsafe_cache").is_dir() and not (root / "ops/.jobsafe_cache").exists()
+
+
+# -- pre-commit: a job's own script re-checks the job -------------------------------------------
+
+def test_a_staged_script_reports_its_jobs_findings_on_the_crontab(write_tree, monkeypatch):
+    root = write_tree({".git/HEAD": "ref: x\n", "deploy/crontab": "*/5 * * * * timeout 4m /srv/app/bin/sync.py\n",
+                       "bin/sync.py": LOCKED, "bin/lib/locking.py": "def take():\n    pass\n",
+                       "bin/other.py": SYNC})
+    monkeypatch.chdir(root)
+    assert invoke("check", "bin/sync.py").exit_code == 0  # guarded by its flock
+    (root / "bin/sync.py").write_text(SYNC)  # the lock removed, only the script staged
+    result = invoke("check", "--format", "json", "bin/sync.py")
+    assert result.exit_code == 1
+    assert [(f["rule"], f["path"]) for f in json.loads(result.stdout)["findings"]] == \
+        [("JOB101", "deploy/crontab")]
+    assert invoke("check", "bin/other.py").exit_code == 0  # a file no job runs
+
+
+def test_a_staged_helper_module_the_entry_reaches_rechecks_the_job(write_tree, monkeypatch):
+    root = write_tree({
+        ".git/HEAD": "ref: x\n", "deploy/crontab": "*/5 * * * * cd /srv/app && python -m app.sync\n",
+        "app/__init__.py": "",
+        "app/sync.py": "from app.locking import take\n\ndef main():\n    take()\n\n"
+                       "if __name__ == '__main__':\n    main()\n",
+        "app/locking.py": "import fcntl\n\ndef take():\n    fh = open('/var/lock/s', 'w')\n"
+                          "    fcntl.flock(fh, fcntl.LOCK_EX)\n    return fh\n"})
+    monkeypatch.chdir(root)
+    result = invoke("check", "--format", "json", "app/locking.py")
+    rules = {(f["rule"], f["path"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("JOB104", "deploy/crontab") in rules  # the job's finding, from its helper
+
+
+# -- what could not be read is said, with the reason ----------------------------------------
+
+def _deny(monkeypatch, function: str, denied: str):
+    """Make ``os.<function>`` fail with EACCES for paths ending in ``denied`` (the suite
+    runs as root, for whom permissions deny nothing)."""
+    real = getattr(os, function)
+
+    def guarded(path, *args, **kwargs):
+        if os.fspath(path).rstrip("/").endswith(denied):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, function, guarded)
+
+
+def test_an_unreadable_directory_is_a_finding_not_a_clean_pass(repo, monkeypatch):
+    (repo / "private").mkdir()
+    (repo / "private/crontab").write_text(CRONTAB)
+    _deny(monkeypatch, "scandir", "private")
+    result = invoke("check", "--format", "json", "--select", "JOB900")
+    assert result.exit_code == 1
+    found = json.loads(result.stdout)["findings"]
+    assert [(f["rule"], f["path"], f["message"]) for f in found] == [
+        ("JOB900", "private", "not analysed: unreadable directory: Permission denied")]
+
+
+def test_an_unreadable_python_module_is_a_finding(repo, monkeypatch):
+    (repo / "bin/sync.py").write_text(LOCKED)
+    real = os.path.getsize
+    monkeypatch.setattr(os.path, "getsize", lambda p: (_ for _ in ()).throw(
+        PermissionError(13, "Permission denied")) if str(p).endswith("sync.py") else real(p))
+    found = json.loads(invoke("check", "--format", "json", "--no-cache").stdout)["findings"]
+    assert ("JOB900", "bin/sync.py", "not analysed: unreadable file: Permission denied") in \
+        [(f["rule"], f["path"], f["message"]) for f in found]
+
+
+def test_a_named_path_that_cannot_be_examined_says_why(repo, monkeypatch):
+    _deny(monkeypatch, "stat", "secret/crontab")
+    result = CliRunner().invoke(main, ["check", "secret/crontab"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "jobsafe: error: secret/crontab: permission denied"
+    result = CliRunner().invoke(main, ["check", "missing/crontab"])
+    assert result.stderr.strip() == "jobsafe: error: missing/crontab: no such file or directory"

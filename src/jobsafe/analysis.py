@@ -138,6 +138,8 @@ class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
             if self.tree.python.might_lock(rel):
                 self._guarded(f.display, lambda rel=rel: self._python(rel))
         self.project.parse_errors.extend(self.tree.python.errors)
+        for display, reason in dict.fromkeys(self.discovery.unreadable):
+            self.error(display, f"not analysed: {reason}")
         self.project.internal_errors.extend(self.tree.python.internal_errors)
         self._guarded(self.project.root, self._topology)  # after every source made its jobs
         self.project.pooler = self._pooler()
@@ -230,8 +232,10 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
                                                             resolve_selector)]
     scope = _Scope.of(paths, cwd, root)
     if scope is not None:
-        job_paths = {j.id: j.span.path for j in project.jobs}
-        findings = [f for f in findings if f.span.path in scope or job_paths.get(f.job) in scope]
+        # a job is in scope when its schedule entry or any code it runs was named
+        in_scope = {j.id for j in project.jobs if j.span.path in scope or
+                    any(p in scope for e in j.entries for p in e.files)}
+        findings = [f for f in findings if f.span.path in scope or f.job in in_scope]
     suppressions = {path: parse_suppressions(path, text, kind)
                     for path, (kind, text) in builder.texts.items()}
     for span, codes, reason in project.annotation_ignores:

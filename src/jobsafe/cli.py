@@ -41,8 +41,10 @@ def _analyse(paths, settings, select=(), ignore=(), workers=None, use_cache=Fals
     except ConfigError as exc:
         raise _Exit(str(exc)) from None
     for p in paths:
-        if not os.path.exists(p):
-            raise _Exit(f"{p}: no such file or directory")
+        try:
+            os.stat(p)
+        except OSError as exc:
+            raise _Exit(f"{p}: {(exc.strerror or str(exc)).lower()}") from None
     try:
         if sys.stderr.isatty():
             with _progress_bar() as progress:

@@ -42,6 +42,8 @@ class Discovery:
     root: str  # absolute analysis root
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (display, reason)
+    #: folders and files that could not be read: (display, reason), reported as JOB900
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
 
 
 def display_path(abs_path: str, cwd: str) -> str:
@@ -171,7 +173,9 @@ def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
     def walk(abs_dir: str, rel_dir: str) -> None:
         try:
             st = os.stat(abs_dir)
-        except OSError:
+        except OSError as exc:
+            result.unreadable.append((display_path(abs_dir, cwd),
+                                      f"unreadable directory: {exc.strerror or exc}"))
             return
         if (st.st_dev, st.st_ino) in visited:
             return  # a symlink loop, or a second link to the same folder
@@ -180,7 +184,8 @@ def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
         except OSError as exc:
-            result.skipped.append((display_path(abs_dir, cwd), f"unreadable directory: {exc.strerror}"))
+            result.unreadable.append((display_path(abs_dir, cwd),
+                                      f"unreadable directory: {exc.strerror or exc}"))
             return
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -188,7 +193,9 @@ def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=True)
                 is_file = entry.is_file(follow_symlinks=True)
-            except OSError:
+            except OSError as exc:
+                result.unreadable.append((display_path(entry.path, cwd),
+                                          f"cannot be examined: {exc.strerror or exc}"))
                 continue
             if is_link:
                 target = os.path.realpath(entry.path)

@@ -59,6 +59,7 @@ class Tree:
 
     def __init__(self, discovery: Discovery, texts: dict[str, tuple[str, str]]):
         self.root = discovery.root
+        self.discovery = discovery
         self.texts = texts  # display path -> (kind, text) of every file read
         self.files = {f.rel: f for f in discovery.files}
         self._by_name: dict[str, list[str]] = defaultdict(list)
@@ -73,10 +74,12 @@ class Tree:
         """A file's text, read once and kept for suppressions, excerpts and fingerprints."""
         if f.display in self.texts:
             return self.texts[f.display][1]
-        text = read_text(f.abs).content
-        if text is not None:
-            self.texts[f.display] = (kind, text)
-        return text
+        read = read_text(f.abs)
+        if read.content is not None:
+            self.texts[f.display] = (kind, read.content)
+        elif read.problem and read.problem.startswith("unreadable"):
+            self.discovery.unreadable.append((f.display, read.problem))
+        return read.content
 
     # -- lookups
     def _console_scripts(self) -> dict[str, str]:
@@ -179,16 +182,15 @@ class Tree:
         f = resolved.file
         text = read_text(f.abs).content
         if text is None:
-            return Entry(f.display, resolved.kind, resolved.function)
+            return Entry(f.display, resolved.kind, resolved.function, files=(f.display,))
         if f.rel.endswith((".py", ".pyw")) or _PYTHON.match(_shebang(text)):
             self.texts.setdefault(f.display, ("python", text))
             if f.rel not in self.python.files:
                 self.python.files[f.rel] = f
-            locks, hazards, parsed = entry_code(self.python, f.rel, resolved.kind,
-                                                resolved.function)
-            return Entry(f.display, resolved.kind, resolved.function, locks,
-                         mentions_lock=not parsed and bool(_PY_LOCK_TOKENS.search(text)),
-                         facts=hazards)
+            code = entry_code(self.python, f.rel, resolved.kind, resolved.function)
+            return Entry(f.display, resolved.kind, resolved.function, code.locks,
+                         mentions_lock=not code.parsed and bool(_PY_LOCK_TOKENS.search(text)),
+                         facts=code.facts, files=code.files or (f.display,))
         if _shebang(text) in ("sh", "bash", "dash", "ksh", "zsh", "ash") or f.rel.endswith(
                 (".sh", ".bash")) or not _shebang(text) and not f.rel.endswith(".php"):
             self.texts[f.display] = ("shell", text)
@@ -202,12 +204,16 @@ class Tree:
             nested = [self.entry(r) for r in self._nested(facts, f)]
             locks += [lock for e in nested for lock in e.locks if lock not in locks]
             mentions = any(e.mentions_lock for e in nested)
+            files = tuple(dict.fromkeys((f.display, *(p for e in nested for p in e.files))))
             return Entry(f.display, "shell", None, tuple(locks), tuple(facts.detached),
-                         tuple(facts.backgrounds), facts.runtime_bound, mentions_lock=mentions)
+                         tuple(facts.backgrounds), facts.runtime_bound, mentions_lock=mentions,
+                         files=files)
         # perl, php, ruby ...: not modelled; a mention of locking keeps JOB101 quiet
+        modules = self._perl_modules(text)
         mentions = bool(_ANY_LOCK_TOKENS.search(text)) or any(
-            _ANY_LOCK_TOKENS.search(read_text(m.abs).content or "") for m in self._perl_modules(text))
-        return Entry(f.display, resolved.kind, resolved.function, mentions_lock=mentions)
+            _ANY_LOCK_TOKENS.search(read_text(m.abs).content or "") for m in modules)
+        return Entry(f.display, resolved.kind, resolved.function, mentions_lock=mentions,
+                     files=(f.display, *(m.display for m in modules)))
 
     def _perl_modules(self, text: str) -> list[SourceFile]:
         """Tree files of the Perl modules a script uses (``use Munin::Master::Update``)."""

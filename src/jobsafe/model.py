@@ -161,6 +161,9 @@ class Entry:
     mentions_lock: bool = False
     #: constructs in the entry code that defeat its locks
     facts: tuple[CodeFact, ...] = ()
+    #: display paths of the code the entry runs: its own file, the modules and scripts it
+    #: reaches (a change to any of them re-checks the job in pre-commit)
+    files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

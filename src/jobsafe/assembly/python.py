@@ -48,10 +48,10 @@ class PythonSources:
         entry = None
         if found is not None:
             module_rel, function = found
-            locks, hazards, parsed = entry_code(index, module_rel, "function", function)
-            if parsed:
-                entry = Entry(index.files[module_rel].display, "function", function, locks,
-                              facts=hazards)
+            code = entry_code(index, module_rel, "function", function)
+            if code.parsed:
+                entry = Entry(index.files[module_rel].display, "function", function, code.locks,
+                              facts=code.facts, files=code.files)
         identity = f"{entry.path}::{entry.function}" if entry else call.target
         target = Target((call.target,), call.span, True, entry, identity)
         text = " ".join((call.text or call.target).split())

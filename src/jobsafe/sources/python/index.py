@@ -7,6 +7,7 @@ and hazards of everything it reaches are the entry code's.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 
 from ...errors import InternalError, raise_internal_errors
 from ...model import CodeFact, Lock, ParseError, Progress
@@ -245,10 +246,18 @@ def resolve_function(index: PythonIndex, rel: str, name: str) -> tuple[str, str]
     return index._resolve_call(rel, facts, "", name)
 
 
-def entry_code(index: PythonIndex, rel: str, kind: str, function: str | None
-               ) -> tuple[tuple[Lock, ...], tuple[CodeFact, ...], bool]:
-    """(locks, hazards, parsed) of the code an entry point reaches."""
+@dataclass(frozen=True)
+class EntryCode:
+    """What the code an entry point reaches holds."""
+
+    locks: tuple[Lock, ...]
+    facts: tuple[CodeFact, ...]
+    parsed: bool  # the entry module was parsed (else nothing is known of it)
+    files: tuple[str, ...]  # display paths of the modules reached, the entry's own first
+
+
+def entry_code(index: PythonIndex, rel: str, kind: str, function: str | None) -> EntryCode:
     units = index.entry_units(rel, kind, function)
-    locks = tuple(lock for _, unit in units for lock in unit.locks)
-    facts = tuple(fact for _, unit in units for fact in unit.facts)
-    return locks, facts, bool(units)
+    return EntryCode(tuple(lock for _, unit in units for lock in unit.locks),
+                     tuple(fact for _, unit in units for fact in unit.facts),
+                     bool(units), tuple(dict.fromkeys(module.path for module, _ in units)))
