@@ -191,21 +191,33 @@ def test_diff_and_fix(write_tree, monkeypatch):
                                   "*/5 * * * * sh -c 'flock /tmp/b /srv/bin/y'\n"
                                   "0 1 * * * /usr/local/bin/w"})
     monkeypatch.chdir(root)
-    diff = invoke("check", "--diff")
+    safe = invoke("check", "--diff")  # the final newline (JOB110) only: -n changes behaviour
+    assert safe.exit_code == 1 and "flock -n" not in safe.output
+    assert "\\ No newline at end of file" in safe.output
+    diff = invoke("check", "--diff", "--unsafe-fixes")
     assert diff.exit_code == 1
     assert "-*/5 * * * * flock /tmp/a.lock /srv/bin/x\n+*/5 * * * * flock -n /tmp/a.lock" in diff.output
-    assert "\\ No newline at end of file" in diff.output
     assert (root / "crontab").read_text().endswith("/usr/local/bin/w")  # --diff writes nothing
     doc = json.loads(invoke("check", "--format", "json", "--select", "JOB102").output)
     fixes = [f["fix"] for f in doc["findings"]]
     assert fixes[0]["applicability"] == "unsafe" and fixes[0]["edits"][0]["text"] == " -n"
     assert fixes[1] is None  # inside a quoted sh -c string: positions are not exact
+    text = invoke("check")
+    assert "JOB102 [*]" not in text.output and "JOB110 [*]" in text.output
+    assert "[*] 1 fixable with the `--fix` option (1 hidden fix can be enabled with the " \
+           "`--unsafe-fixes` option)" in text.output
     invoke("check", "--fix")
+    assert (root / "crontab").read_text() == ("*/5 * * * * flock /tmp/a.lock /srv/bin/x\n"
+                                               "*/5 * * * * sh -c 'flock /tmp/b /srv/bin/y'\n"
+                                               "0 1 * * * /usr/local/bin/w\n")
+    invoke("check", "--fix", "--unsafe-fixes")
     assert (root / "crontab").read_text() == ("*/5 * * * * flock -n /tmp/a.lock /srv/bin/x\n"
                                                "*/5 * * * * sh -c 'flock /tmp/b /srv/bin/y'\n"
                                                "0 1 * * * /usr/local/bin/w\n")
-    again = invoke("check", "--diff")
+    again = invoke("check", "--diff", "--unsafe-fixes")
     assert again.exit_code == 0 and "+++" not in again.output
+    sarif = json.loads(invoke("check", "--format", "sarif").output)
+    assert not [r for r in sarif["runs"][0]["results"] if "fixes" in r]  # all fixed now
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif"])

@@ -104,7 +104,7 @@ def main():
     side effect."""
 
 
-@main.command()
+@main.command(short_help="Analyse paths and report findings (exit 1 when any).")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github", "markdown"]),
               default="text", show_default=True, help="Output format.")
@@ -125,11 +125,14 @@ def main():
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
 @click.option("--jobs", "-j", "workers", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: automatic).")
-@click.option("--fix", is_flag=True, help="Apply the fixes of fixable rules (JOB102, JOB110).")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes (those that keep what the code "
+              "does).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also the fixes that "
+              "change behaviour (such as making a waiting lock skip).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no source or summary.")
 def check(paths, fmt, output, select, ignore, severity, config_file, baseline, write_baseline,
-          exit_zero, statistics, no_cache, workers, fix, diff, quiet):
+          exit_zero, statistics, no_cache, workers, fix, unsafe_fixes, diff, quiet):
     """Analyse PATHS (default: the current directory) and report findings."""
     from .baseline import Baseline, BaselineError
     from .baseline import write_baseline as save_baseline
@@ -159,15 +162,16 @@ def check(paths, fmt, output, select, ignore, severity, config_file, baseline, w
         analysis.baselined = [f for f in analysis.findings if f.baseline_state == "unchanged"]
         analysis.findings = [f for f in analysis.findings if f.baseline_state == "new"]
     if diff:  # like ruff --diff: the diff only, exit 1 when there is something to fix
-        sys.exit(1 if _apply_fixes(analysis, write=False) else 0)
+        _exit(analysis, 1 if _apply_fixes(analysis, False, unsafe_fixes) else 0)
     if fix:
-        _apply_fixes(analysis, write=True)
+        _apply_fixes(analysis, True, unsafe_fixes)
 
     with _output(output) as stream:
         if fmt == "text":
             from .report.text import print_text
 
-            print_text(analysis, _console(stream), analysis.line_text, quiet, statistics)
+            print_text(analysis, _console(stream), analysis.line_text, quiet, statistics,
+                       unsafe_fixes)
         else:
             options = {"baseline": bool(baseline)} if fmt == "sarif" else {}
             (stream or sys.stdout).write(render(fmt, analysis, **options))
@@ -188,15 +192,20 @@ def _exit(analysis, status: int) -> None:
     sys.exit(2 if analysis.internal_errors else status)
 
 
-def _apply_fixes(analysis, write: bool) -> int:
-    """--diff prints the fixes; --fix writes them and drops the fixed findings.
+def _apply_fixes(analysis, write: bool, unsafe: bool) -> int:
+    """--diff prints the fixes; --fix writes them and drops the fixed findings. Safe fixes
+    only, unless ``unsafe`` (ruff's model).
 
     Returns the number of files changed (or that would change)."""
     from .fix import FixConflict, fixed_texts, plan, unified_diff
 
-    fixable = [f for f in analysis.findings if f.fix is not None]
+    fixable = [f for f in analysis.findings
+               if f.fix is not None and (unsafe or f.fix.applicability == "safe")]
     if not fixable:
-        click.echo("jobsafe: no fixable findings", err=True)
+        hidden = sum(1 for f in analysis.findings if f.fix is not None)
+        click.echo("jobsafe: no fixable findings" + (
+            f" ({hidden} unsafe fix{'' if hidden == 1 else 'es'} can be applied with "
+            f"--unsafe-fixes)" if hidden else ""), err=True)
         return 0
     try:
         texts = fixed_texts(fixable)
@@ -211,12 +220,12 @@ def _apply_fixes(analysis, write: bool) -> int:
             fh.write(fixed)
     fixed_ids = {id(f) for items in plan(fixable).values() for f in items}
     analysis.findings = [f for f in analysis.findings if id(f) not in fixed_ids]
-    click.echo(f"jobsafe: fixed {len(fixed_ids)} finding{'s' if len(fixed_ids) != 1 else ''} "
-               f"in {len(texts)} file{'s' if len(texts) != 1 else ''}", err=True)
+    click.echo(f"jobsafe: fixed {_count(len(fixed_ids), 'finding')} in "
+               f"{_count(len(texts), 'file')}", err=True)
     return len(texts)
 
 
-@main.command()
+@main.command(short_help="List every scheduled job with its protection layers.")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]),
               default="text", show_default=True,
@@ -280,7 +289,7 @@ class _output:
             self.stream.close()
 
 
-@main.command()
+@main.command(short_help="Write the audit reports (HTML, Markdown, JSON).")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--html", "html_file", type=click.Path(dir_okay=False, writable=True),
               help="Write the HTML report to FILE (the default: jobsafe-audit.html).")
@@ -311,7 +320,7 @@ def audit(paths, html_file, markdown_file, json_file, config_file, no_cache):
     _exit(analysis, 0)
 
 
-@main.command("rules")
+@main.command("rules", short_help="List every rule: id, name, severity, fixable.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def list_rules(fmt):
     """List every rule: id, name, default severity, fixable."""
@@ -335,7 +344,7 @@ def list_rules(fmt):
     _console(None).print(table)
 
 
-@main.command()
+@main.command(short_help="Show a rule's document (by id or name).")
 @click.argument("rule")
 def explain(rule):
     """Show a rule's document (by id, e.g. JOB101, or name, e.g. unguarded-job)."""

@@ -37,11 +37,11 @@ def apply_edits(text: str, edits: list[TextEdit]) -> str:
     return text
 
 
-def plan(findings: list[Finding], unsafe: bool = True) -> dict[str, list[Finding]]:
+def plan(findings: list[Finding]) -> dict[str, list[Finding]]:
     """Fixable findings by file."""
     by_path: dict[str, list[Finding]] = defaultdict(list)
     for f in findings:
-        if f.fix is not None and (unsafe or f.fix.applicability == "safe"):
+        if f.fix is not None:
             by_path[f.fix.edits[0].span.path].append(f)
     return dict(sorted(by_path.items()))
 

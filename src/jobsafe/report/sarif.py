@@ -65,6 +65,7 @@ def _result(f: Finding, index: dict[str, int], baseline: bool) -> dict:
     if f.fix is not None:
         result["fixes"] = [{
             "description": {"text": f.fix.message},
+            "properties": {"applicability": f.fix.applicability},
             "artifactChanges": [{
                 "artifactLocation": {"uri": e.span.path, "uriBaseId": "%SRCROOT%"},
                 "replacements": [{

@@ -25,7 +25,7 @@ _MACRO_NAMES = {"@reboot", "@yearly", "@annually", "@monthly", "@weekly", "@dail
 
 @dataclass
 class CronEntry:
-    span: Span  # the whole entry line
+    span: Span  # the entry's schedule (its time fields or macro): what 1xx findings mark
     schedule: Schedule
     user: str | None
     command: str
@@ -186,6 +186,7 @@ def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
         except ScheduleError as exc:
             error(f"invalid schedule {expr!r}: {exc}")
             return None
+    schedule_end = len(line[:rest].rstrip())
     user = None
     if system:
         split = _split_fields(line[rest:], 1)
@@ -199,4 +200,5 @@ def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
         error("crontab entry has no command")
         return None
     locator = Locator(path, command, lineno, columns[0], columns)
-    return CronEntry(line_span, schedule, user, command, locator, dict(env))
+    return CronEntry(Span(path, lineno, indent + 1, lineno, schedule_end + 1), schedule, user,
+                     command, locator, dict(env))
