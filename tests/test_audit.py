@@ -87,7 +87,9 @@ def test_audit_model_of_the_example():
     assert audit.root == "legacy-billing"
     assert dict(audit.by_source) == {"crontab": 7, "systemd timer": 1}
     concerns = {c.flag: c.count for c in audit.concerns}
-    assert concerns["unguarded"] == 2 and concerns["findings"] == 6
+    assert concerns["unguarded"] == 2 and concerns["findings"] == 5
+    # docker/billing.cron is copied to /etc/cron.d/billing.cron, a name cron skips
+    assert concerns["never"] == 1
     by_line = {(r.job.span.path, r.job.span.line): r for r in audit.rows}
     charge = by_line[("deploy/crontab", 6)]
     assert charge.guard is None and "unguarded" in charge.flags
@@ -96,10 +98,15 @@ def test_audit_model_of_the_example():
     excerpt = charge.findings[0].excerpt
     assert any(hit and "*/5" in text for _, text, hit in excerpt)
     reconcile = by_line[("deploy/systemd/reconcile.service", 7)]
-    assert reconcile.guard == "redis-key (cluster)"
-    assert reconcile.locks == ["redis-key (cluster) lock:reconcile"]
-    # @reboot is not on the clock; the hourly jobs are counted beside the week
-    assert [r.job.schedule.text for r in audit.off_clock] == ["@reboot"]
+    assert reconcile.guard == "redis-key lock:reconcile (cluster)"
+    assert reconcile.locks == ["redis-key lock:reconcile (cluster)"]
+    never = by_line[("docker/billing.cron", 1)]
+    assert never.flags == ["never"] and never.words.startswith("never runs: cron ignores")
+    # a flock is spelled alike whether the crontab line or the script takes it
+    assert by_line[("deploy/crontab", 15)].guard == "flock -n /var/lock/export.lock (host)"
+    assert by_line[("deploy/crontab", 9)].guard == "flock /var/lock/invoices.lock (host, waits)"
+    # @reboot and a job that never runs are not on the clock; hourly jobs are beside the week
+    assert [r.job.schedule.text for r in audit.off_clock] == ["@reboot", "15 3 * * *"]
     hourly = {audit.rows[i].job.schedule.text for i in audit.hourly}
     assert hourly == {"*/5 * * * *", "*/35 * * * *", "0 * * * *"}
     heat = audit.heat()

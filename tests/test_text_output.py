@@ -76,3 +76,37 @@ def test_top_level_help_is_not_cut():
     out = CliRunner().invoke(main, ["--help"], terminal_width=80).output
     commands = out.split("Commands:")[1].strip().splitlines()
     assert len(commands) == 5 and not any(line.endswith("...") for line in commands)
+
+
+def _inventory(root, width):
+    from jobsafe.report.inventory import print_inventory
+
+    analysis = run_analysis(root)
+    out = io.StringIO()
+    print_inventory(analysis, Console(file=out, width=width, force_terminal=True,
+                                      color_system=None))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_the_jobs_table_reads_at_any_width(width):
+    from conftest import FIXTURES
+
+    text = _inventory(FIXTURES.parent.parent / "examples" / "legacy-billing", width)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= width
+    header = next(line for line in lines if line.startswith("job"))
+    assert header.split() == ["job", "schedule", "every", "guard", "limit", "findings"]
+    assert "deploy/crontab:6" in text  # the file name and line survive, folders are cut
+    assert "…" in text  # text that does not fit says so
+    assert "JOB102, JOB104" in text
+
+
+def test_the_markdown_inventory_says_where_a_command_is_cut(write_tree):
+    from jobsafe.report.audit import build_audit, render_markdown_inventory
+
+    long = "/srv/app/bin/x.py " + " ".join(f"--option-{i}" for i in range(40))
+    analysis = run_analysis(write_tree({"crontab": f"*/5 * * * * {long}\n", "bin/x.py": "pass\n"}))
+    row = next(line for line in render_markdown_inventory(build_audit(analysis)).splitlines()
+               if line.startswith("| crontab:1"))
+    assert "--option-3" in row and "…" in row and "--option-39" not in row

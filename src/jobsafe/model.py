@@ -255,6 +255,8 @@ class Job:
     unit: UnitFacts | None = None  # systemd jobs
     k8s: K8sFacts | None = None  # Kubernetes CronJobs
     workflow: WorkflowFacts | None = None  # GitHub Actions
+    #: why the scheduler never runs this job (a file cron skips ...); None when it runs
+    never_runs: str | None = None
 
     @property
     def runs_project_code(self) -> bool:
@@ -289,8 +291,10 @@ class CronFile:
     span: Span  # where the file is (or where it is installed, for Dockerfile COPY)
     installed_name: str | None  # the cron.d file name, when the file is a cron.d file
     last_entry_unterminated: Span | None
-    has_entries: bool = True
-    end_of_file: Span | None = None  # where a final newline would go  # Debian ships comment-only placeholders such as .placeholder
+    has_entries: bool = True  # Debian ships comment-only placeholders such as .placeholder
+    end_of_file: Span | None = None  # where a final newline would go
+    #: the installed name breaks cron.d's naming rule, so cron skips the whole file
+    name_ignored: bool = False
 
 
 @dataclass(frozen=True)
@@ -350,5 +354,11 @@ class Project:
     host_mounts: list[Mount] = field(default_factory=list)
     #: Celery beat processes in manifests: (command span, how, copies, evidence, note)
     beat_processes: list[tuple[Span, str, int, Span, str]] = field(default_factory=list)
+    @property
+    def runnable_jobs(self) -> list[Job]:
+        """The jobs a scheduler will run, in schedule order: what the rules about running
+        jobs read (a job that never runs has only the finding that says so)."""
+        return sorted((j for j in self.jobs if j.never_runs is None), key=lambda j: j.span)
+
     #: ``jobsafe.dev/ignore`` annotations: (object span, codes, reason)
     annotation_ignores: list[tuple[Span, tuple[str, ...], str]] = field(default_factory=list)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from ..discover import SourceFile
 from ..link import build_job
 from ..model import CronFile, Span
-from ..sources.crontab import looks_like_system_crontab, parse_crontab
+from ..sources.crontab import cron_d_name_ok, looks_like_system_crontab, parse_crontab
 from ..sources.dockerfile import is_system_destination, parse_dockerfile
 
 
@@ -47,8 +47,9 @@ class CronSources:
         """Tree files a COPY source names (the Dockerfile's folder is the build context)."""
         out = []
         for context in (base, ""):
-            rel = os.path.normpath(os.path.join(context, src)).lstrip("./") if src not in (".", "./") \
-                else context
+            # a source is relative to the context ("/x" too); a name may start with a dot
+            rel = os.path.normpath(os.path.join(context, src.lstrip("/"))).lstrip("/")
+            rel = "" if rel == "." else rel
             if rel in self.tree.files:
                 return [rel]
             prefix = rel.rstrip("/") + "/"
@@ -73,18 +74,27 @@ class CronSources:
                 or ("crontabs" not in parts[:-1] and looks_like_system_crontab(text))
         result = parse_crontab(f.display, text, system)
         self.project.parse_errors.extend(result.errors)
-        for entry in result.entries:
-            self._add_cron_job(f.display, entry, os.path.dirname(f.rel))
         first = result.entries[0].span if result.entries else Span(f.display, 1, 1, 1, 1)
         names = list(src.installs) or [(parts[-1] if in_cron_d else None, first)]
+        # cron skips a cron.d file whose every installed name breaks its naming rule (JOB110)
+        ignored = None if any(name is None or cron_d_name_ok(name) for name, _ in names) else \
+            f"cron ignores /etc/cron.d/{names[0][0]} (its name)"
+        last = result.last_entry_unterminated
+        for entry in result.entries:
+            unterminated = last is not None and entry.span.line == last.line
+            self._add_cron_job(f.display, entry, os.path.dirname(f.rel), ignored or (
+                "cron does not run the last entry of a file without a final newline"
+                if unterminated else None))
         for i, (name, where) in enumerate(names):
             unterminated = result.last_entry_unterminated if i == 0 else None
-            self.project.cron_files.append(CronFile(where, name, unterminated,
-                                                    bool(result.entries), result.end_of_file))
+            self.project.cron_files.append(CronFile(
+                where, name, unterminated, bool(result.entries), result.end_of_file,
+                name_ignored=name is not None and not cron_d_name_ok(name)))
 
-    def _add_cron_job(self, path: str, entry, base: str) -> None:
+    def _add_cron_job(self, path: str, entry, base: str, never_runs: str | None = None) -> None:
         job = build_job(f"cron:{path}:{entry.span.line}", "cron", entry.span, entry.schedule,
-                        [(entry.command, entry.locator)], self.tree, base, entry.user, entry.env)
+                        [(entry.command, entry.locator)], self.tree, base, entry.user, entry.env,
+                        never_runs=never_runs)
         self.project.jobs.append(job)
 
 

@@ -12,6 +12,7 @@ from ..model import CronFile, Job, Mount, ParseError, Schedule, Span, WorkflowFa
 from ..schedule import ScheduleError, cron_schedule, expand_macro
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
 from ..sources.compose import compose_services
+from ..sources.crontab import cron_d_name_ok
 from ..sources.kubernetes import classify_claim, cronjobs, workloads
 from ..sources.mounts import fstab_mounts, mount_unit
 from ..sources.shell import Locator
@@ -147,14 +148,20 @@ class DeploymentSources:
         locate = Locator(task.span.path, task.command, task.span.line, 1)
         locate.exact = False
         replicas = groups.get(task.hosts) if task.hosts else None
+        cron_file = task.cron_file if task.cron_file and "{{" not in task.cron_file and \
+            TEMPLATE_VALUE not in task.cron_file else None
+        name = cron_file.rsplit("/", 1)[-1] if cron_file else None
+        name_ignored = name is not None and not cron_d_name_ok(name)
         job = build_job(f"ansible:{task.span.path}:{task.span.line}", "cron", task.span, schedule,
                         [(task.command, locate)], self.tree, os.path.dirname(f.rel), task.user,
                         replicas=replicas[0] if replicas and replicas[0] > 1 else None,
-                        replicas_evidence=replicas[1] if replicas and replicas[0] > 1 else None)
+                        replicas_evidence=replicas[1] if replicas and replicas[0] > 1 else None,
+                        never_runs=f"cron ignores /etc/cron.d/{name} (its name)"
+                        if name_ignored else None)
         self.project.jobs.append(job)
-        if task.cron_file and "{{" not in task.cron_file and TEMPLATE_VALUE not in task.cron_file:
-            self.project.cron_files.append(CronFile(task.task_span,
-                                                    task.cron_file.rsplit("/", 1)[-1], None))
+        if name is not None:
+            self.project.cron_files.append(CronFile(task.task_span, name, None,
+                                                    name_ignored=name_ignored))
 
     def _host_mounts(self) -> None:
         for f in self.discovery.files:

@@ -66,6 +66,8 @@ class JobRow:
     @property
     def flags(self) -> list[str]:
         rules = {v.finding.rule for v in self.findings}
+        if self.job.never_runs:
+            return ["never"]
         recurring = self.job.schedule.recurring
         return [flag for flag, on in (
             ("unguarded", recurring and self.guard is None),
@@ -97,7 +99,8 @@ class Audit:
             ("multinode", "host-local lock on several nodes"),
             ("unbounded", "no runtime bound"),
             ("repeats", "side effects repeated by a rerun"),
-            ("findings", "with findings"))]
+            ("findings", "with findings"),
+            ("never", "never run (the scheduler skips them)"))]
 
     @property
     def by_rule(self) -> list[tuple[str, str, int, str]]:
@@ -142,12 +145,12 @@ class Audit:
 
 
 def overlap_guard(job: Job) -> str | None:
-    """What keeps a second copy of the job out, in a few words; None when nothing does."""
-    if job.guards:
-        return ", ".join(f"{g.kind}{'' if g.blocking else ' -n'}" for g in job.guards)
-    held = [lock for lock in job.guard_locks if lock.scope in ("host", "cluster")]
+    """What keeps a second copy of the job out, in a few words; None when nothing does.
+    A ``flock`` is spelled the same whether the crontab line or the script takes it."""
+    held = [guard_text(g.kind, g.path, "host", g.blocking) for g in job.guards]
+    held += [lock_text(lock) for lock in job.guard_locks if lock.scope in ("host", "cluster")]
     if held:
-        return ", ".join(f"{lock.kind} ({lock.scope})" for lock in held)
+        return ", ".join(dict.fromkeys(held))
     if job.source == "systemd":
         return "systemd (one active unit)"
     if job.k8s is not None and job.k8s.concurrency_policy in ("Forbid", "Replace"):
@@ -160,12 +163,18 @@ def overlap_guard(job: Job) -> str | None:
     return None
 
 
+def guard_text(kind: str, where: str | None, scope: str, blocking: bool | None,
+               ttl: float | None = None) -> str:
+    """``flock -n /var/lock/x.lock (host)``, ``redis-key lock:x (cluster, TTL 10 min)``."""
+    parts = [scope] + ([f"TTL {format_duration(ttl)}"] if ttl is not None else []) + (
+        ["waits"] if blocking else [])
+    name = f"{kind} -n" if kind == "flock" and blocking is False else kind
+    return f"{name}{f' {where}' if where else ''} ({', '.join(parts)})"
+
+
 def lock_text(lock: Lock) -> str:
-    parts = [lock.scope]
-    if lock.ttl_seconds is not None:
-        parts.append(f"TTL {format_duration(lock.ttl_seconds)}")
-    where = lock.path or lock.key
-    return f"{lock.kind} ({', '.join(parts)})" + (f" {where}" if where else "")
+    return guard_text(lock.kind, lock.path or lock.key, lock.scope,
+                      lock.blocking if lock.kind == "flock" else None, lock.ttl_seconds)
 
 
 def build_audit(analysis: Analysis) -> Audit:
@@ -192,7 +201,8 @@ def build_audit(analysis: Analysis) -> Audit:
         s = job.schedule
         entry = next((t.entry for t in job.targets if t.entry is not None), None)
         row = JobRow(
-            index=index, job=job, words=in_words(s),
+            index=index, job=job,
+            words=f"never runs: {job.never_runs}" if job.never_runs else in_words(s),
             every=format_duration(s.min_interval_seconds) if s.min_interval_seconds else "",
             guard=overlap_guard(job), locks=[lock_text(lock) for lock in job.all_locks],
             bound=format_duration(job.runtime_bound_seconds)
@@ -203,7 +213,7 @@ def build_audit(analysis: Analysis) -> Audit:
             findings=by_job.get(job.id, []))
         for view in row.findings:
             view.row = index
-        for hour, per_week in sorted(week_profile(s).items()):
+        for hour, per_week in sorted(week_profile(s).items()) if not job.never_runs else ():
             cells[hour].append((index, per_week))
         rows.append(row)
     root = analysis.project.root
@@ -244,6 +254,12 @@ def _doc_html(markdown: str) -> str:
     return Markup(MarkdownIt("commonmark", {"html": False}).render(markdown))
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, "…" saying where it was cut."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def render_markdown_inventory(audit: Audit) -> str:
     from .markdown import cell
 
@@ -259,7 +275,7 @@ def render_markdown_inventory(audit: Audit) -> str:
         out.append(" | ".join([
             f"| {cell(j.span.path)}:{j.span.line}",
             f"{cell(r.words)}<br><code>{cell(j.schedule.text)}</code>",
-            r.every or "-", cell(j.command[:80]) + (f"<br>→ {cell(r.entry)}" if r.entry else ""),
+            r.every or "-", cell(clip(j.command, 120)) + (f"<br>→ {cell(r.entry)}" if r.entry else ""),
             cell(r.guard or "none"),
             cell(", ".join(r.locks) or "none"), r.bound or "none", cell(r.replicas or "-"),
             ", ".join(sorted({v.finding.rule for v in r.findings})) or "-"]) + " |")

@@ -11,6 +11,7 @@ from rich.table import Table
 from .. import __version__
 from ..analysis import Analysis
 from ..model import Job
+from ..paths import relative_to_root
 
 
 def job_dict(job: Job, rules: list[str]) -> dict:
@@ -74,17 +75,33 @@ def render_inventory_json(analysis: Analysis) -> str:
 
 
 def print_inventory(analysis: Analysis, console: Console) -> None:
-    from .audit import build_audit
+    """A table that reads at 80 columns: each cell on lines of its own, cut with "…" where
+    it does not fit (the JSON and HTML inventories carry everything)."""
+    from rich import box
+
+    from .audit import build_audit, clip
+    from .text import plural
 
     rows = build_audit(analysis).rows
-    table = Table(title=f"{len(rows)} scheduled jobs", show_lines=False)
-    for col in ("job", "schedule", "every", "command", "guard", "locks", "time limit", "findings"):
-        table.add_column(col, overflow="fold")
+    table = Table(title=plural(len(rows), "scheduled job"), box=box.SIMPLE_HEAD, pad_edge=False,
+                  show_edge=False)
+    fixed = {"every": 6, "limit": 5, "findings": 14}
+    # what is left after the fixed columns and the three spaces between two columns
+    flexible = max(30, console.width - sum(fixed.values()) - 3 * 5)
+    widths = {"job": flexible * 4 // 10, "schedule": flexible * 3 // 10, **fixed}
+    widths["guard"] = flexible - widths["job"] - widths["schedule"]
+    for col in ("job", "schedule", "every", "guard", "limit", "findings"):
+        table.add_column(col, overflow="ellipsis", no_wrap=True, width=widths[col])
     for r in rows:
         job = r.job
-        table.add_row(escape(f"{job.span.path}:{job.span.line}"),
-                      escape(f"{job.schedule.text}\n{r.words}"), r.every or "-",
-                      escape(job.command[:80]), escape(r.guard or "none"),
-                      escape(", ".join(r.locks) or "none"), r.bound or "none",
-                      ", ".join(sorted({v.finding.rule for v in r.findings})) or "-")
+        command = clip(job.command, 200)
+        findings = sorted({v.finding.rule for v in r.findings})
+        where = f"{relative_to_root(job.span.path, analysis.project.root)}:{job.span.line}"
+        if len(where) > widths["job"]:  # keep the file name and line, cut the folders
+            where = "…" + where[len(where) - widths["job"] + 1:]
+        table.add_row(escape(where) + f"\n[dim]{escape(command)}[/]",
+                      escape(job.schedule.text) + f"\n[dim]{escape(r.words)}[/]",
+                      r.every or "-", escape(r.guard or "none"), r.bound or "none",
+                      "\n".join(", ".join(findings[i:i + 2]) for i in range(0, len(findings), 2))
+                      or "-")
     console.print(table)

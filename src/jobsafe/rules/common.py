@@ -15,7 +15,7 @@ def locks_with_jobs(project) -> list[tuple[Lock, Job | None]]:
     """Each lock once (a module used by several jobs holds one lock), with its first job;
     locks in test code count only when a job runs that code."""
     seen: dict = {}
-    for job in sorted(project.jobs, key=lambda j: j.span):
+    for job in project.runnable_jobs:
         for lock in job.all_locks:
             seen.setdefault(lock.span, (lock, job))
     for lock in project.code_locks:
@@ -28,7 +28,7 @@ def facts_with_jobs(project, kind: str, jobs_only: bool = False) -> list[tuple[C
     """Facts of one kind, each with the first job whose entry code reaches it; with
     ``jobs_only``, only facts in code that a schedule runs."""
     seen: dict = {}
-    for job in sorted(project.jobs, key=lambda j: j.span):
+    for job in project.runnable_jobs:
         for entry in job.entries:
             for fact in entry.facts:
                 if fact.kind == kind:

@@ -161,7 +161,7 @@ class LockExpiresMidRun(Rule):
     sources = ("python",)
 
     def check(self, project):
-        for job in sorted(project.jobs, key=lambda j: j.span):
+        for job in project.runnable_jobs:
             bound = job.runtime_bound_seconds
             if not bound:
                 continue
@@ -263,7 +263,7 @@ class InProcessLockForJobs(Rule):
 
     def check(self, project):
         seen = set()
-        for job in sorted(project.jobs, key=lambda j: j.span):
+        for job in project.runnable_jobs:
             if job.source not in ("cron", "systemd", "k8s"):
                 continue
             for entry in job.entries:

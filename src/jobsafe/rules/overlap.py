@@ -16,7 +16,6 @@ ENV_FOLDERS = {"dev", "develop", "development", "test", "testing", "qa", "uat", 
                "demo", "canary", "overlays", "environments", "envs"}
 #: folder names of documentation: an example crontab is not installed beside the real one
 EXAMPLE_FOLDERS = {"doc", "docs", "example", "examples", "sample", "samples"}
-_CRON_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def interval_text(job: Job) -> str:
@@ -50,7 +49,7 @@ class UnguardedJob(Rule):
     sources = ("cron",)
 
     def check(self, project):
-        for job in project.jobs:
+        for job in project.runnable_jobs:
             if job.source != "cron" or not job.schedule.recurring or guarded(job):
                 continue
             if any(t.entry.mentions_lock for t in job.targets if t.entry and t.role == "run"):
@@ -75,7 +74,7 @@ class BlockingLockWait(Rule):
 
     def check(self, project):
         seen = set()
-        for job in project.jobs:
+        for job in project.runnable_jobs:
             if not job.schedule.recurring:
                 continue
             interval = job.schedule.min_interval_seconds
@@ -124,7 +123,7 @@ class GuardEscaped(Rule):
     sources = ("cron", "systemd")
 
     def check(self, project):
-        for job in project.jobs:
+        for job in project.runnable_jobs:
             if not job.backgrounds or not job.schedule.recurring:
                 continue
             first = job.backgrounds[0]
@@ -144,7 +143,7 @@ class NoRuntimeBound(Rule):
     sources = ("cron", "systemd", "k8s")
 
     def check(self, project):
-        for job in project.jobs:
+        for job in project.runnable_jobs:
             if not job.schedule.recurring or job.runtime_bound_seconds is not None:
                 continue
             if job.source == "cron" and guarded(job):
@@ -183,7 +182,7 @@ class CronJobAllowsOverlap(Rule):
     sources = ("k8s",)
 
     def check(self, project):
-        for job in project.jobs:
+        for job in project.runnable_jobs:
             if job.k8s is None or job.k8s.concurrency_policy not in (None, "Allow"):
                 continue
             if any(lock.scope == "cluster" for lock in job.guard_locks):
@@ -210,7 +209,7 @@ class WorkflowScheduleOverlap(Rule):
     sources = ("gha",)
 
     def check(self, project):
-        for job in project.jobs:
+        for job in project.runnable_jobs:
             wf = job.workflow
             if wf is None or wf.concurrency or wf.state_change is None:
                 continue
@@ -260,7 +259,7 @@ class TimerRunsOnce(Rule):
     sources = ("systemd",)
 
     def check(self, project):
-        for job in project.jobs:
+        for job in project.runnable_jobs:
             if job.unit is None or job.unit.remain_after_exit is None:
                 continue
             yield self.finding(
@@ -305,7 +304,7 @@ class DuplicateSchedule(Rule):
     sources = ("cron", "systemd", "k8s", "python")
 
     def check(self, project):
-        jobs = sorted((j for j in project.jobs if j.schedule.recurring), key=lambda j: j.span)
+        jobs = [j for j in project.runnable_jobs if j.schedule.recurring]
         groups: dict[str, list[Job]] = {}
         for job in jobs:
             groups.setdefault(work_identity(job), []).append(job)
@@ -338,7 +337,7 @@ class CronFileIgnored(Rule):
     def check(self, project):
         for cron_file in project.cron_files:
             name = cron_file.installed_name
-            if name is not None and not _CRON_NAME.match(name) and cron_file.has_entries:
+            if cron_file.name_ignored and cron_file.has_entries:
                 yield self.finding(
                     cron_file.span,
                     f"cron ignores /etc/cron.d/{name}: cron.d file names may only hold letters, "
@@ -362,7 +361,7 @@ class MisleadingSchedule(Rule):
     sources = ("cron",)
 
     def check(self, project):
-        for job in project.jobs:
+        for job in project.runnable_jobs:
             if job.source != "cron" or job.schedule.kind != "cron" or job.schedule.text.startswith("@"):
                 continue
             fields = job.schedule.text.split()
@@ -397,7 +396,7 @@ class DstSensitiveSchedule(Rule):
     sources = ("cron", "systemd", "k8s")
 
     def check(self, project):
-        for job in project.jobs:
+        for job in project.runnable_jobs:
             sched = job.schedule
             if not sched.timezone or not sched.fire_minutes or not sched.fixed_time:
                 continue

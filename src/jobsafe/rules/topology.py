@@ -31,7 +31,7 @@ class HostLocalLockMultiNode(Rule):
     sources = ("cron", "systemd", "k8s", "compose", "python")
 
     def check(self, project):
-        for job in sorted(project.jobs, key=lambda j: j.span):
+        for job in project.runnable_jobs:
             if not job.replicas or job.replicas <= 1 or job.replicas_evidence is None:
                 continue
             locks = job.guard_locks
@@ -68,7 +68,7 @@ class LockOnNetworkFs(Rule):
 
     def check(self, project):
         seen = set()
-        for job in sorted(project.jobs, key=lambda j: j.span):
+        for job in project.runnable_jobs:
             mounts = job.mounts + tuple(project.host_mounts)
             for lock in job.guards + job.all_locks:
                 if lock.span not in seen and (yield from self._check(lock, mounts, job.id)):

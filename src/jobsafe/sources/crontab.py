@@ -19,6 +19,8 @@ _FIELD_CHARS = re.compile(r"^[0-9A-Za-z*,/\-#LW?]+$")
 SYSTEM_USERS = {"root", "www-data", "nobody", "daemon", "postgres", "mysql", "nginx", "apache",
                 "www", "backup", "mail", "news", "man", "debian-sysstat", "smmsp", "redis",
                 "_apt", "list", "proxy", "uucp", "sys", "bin", "operator", "app", "deploy"}
+#: the cron.d file names cron reads (run-parts' rule): others are skipped without a word
+_CRON_D_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _MACRO_NAMES = {"@reboot", "@yearly", "@annually", "@monthly", "@weekly", "@daily",
                 "@midnight", "@hourly"}
 
@@ -39,6 +41,10 @@ class CrontabResult:
     errors: list[ParseError] = field(default_factory=list)
     last_entry_unterminated: Span | None = None
     end_of_file: Span | None = None
+
+
+def cron_d_name_ok(name: str) -> bool:
+    return _CRON_D_NAME.match(name) is not None
 
 
 def _command_columns(line: str, start: int) -> tuple[str, list[int]]:
