@@ -117,6 +117,14 @@ class Lock:
     ttl_span: Span | None = None  # the call that sets the TTL, when not the acquisition
 
     @property
+    def expires_by_itself(self) -> bool:
+        """A hung holder loses it in time: a TTL, or a lock file treated as stale after an
+        age. (A kernel lock, a PID-checked file — a hung process is alive — or a lock
+        with no TTL stays held as long as the run hangs.)"""
+        return self.stale_handling == "age-check" or (
+            self.stale_handling == "ttl" and self.ttl_seconds is not None)
+
+    @property
     def outlives_process(self) -> bool:
         """A crash leaves it held: lock files, Redis and cache keys (until their TTL)."""
         return self.stale_handling in ("none", "pid-check", "age-check", "ttl")

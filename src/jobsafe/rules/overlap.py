@@ -92,14 +92,17 @@ class BlockingLockWait(Rule):
                     f"and then run back to back",
                     job.id, [Related(guard.span, "the waiting guard")], fix)
             for lock in job.all_locks:
+                # a time limit on the whole job also ends a wait inside it
+                wait = min((w for w in (lock.wait_seconds, job.runtime_bound_seconds)
+                            if w is not None), default=None)
                 if lock.kind not in WAITING_KINDS or lock.span in seen or \
-                        not _waits_too_long(lock.blocking, lock.wait_seconds, interval):
+                        not _waits_too_long(lock.blocking, wait, interval):
                     continue
                 seen.add(lock.span)
                 yield self.finding(
                     lock.span,
                     f"{lock.span.path} waits for its {lock.kind} lock "
-                    f"{_wait_text(lock.wait_seconds)}: runs of `{job.schedule.text}` queue up "
+                    f"{_wait_text(wait)}: runs of `{job.schedule.text}` queue up "
                     f"and then run back to back",
                     job.id, [scheduled_here(job)])
 
@@ -147,7 +150,13 @@ class NoRuntimeBound(Rule):
             if not job.schedule.recurring or job.runtime_bound_seconds is not None:
                 continue
             if job.source == "cron" and guarded(job):
-                kind = job.guards[0].kind if job.guards else job.guard_locks[0].kind
+                # only a guard that a hung run holds for ever; a TTL lock expires (JOB207)
+                forever = [g.kind for g in job.guards] + [
+                    lock.kind for lock in job.guard_locks
+                    if lock.scope in ("host", "cluster") and not lock.expires_by_itself]
+                if not forever:
+                    continue
+                kind = forever[0]
                 yield self.finding(
                     job.span,
                     f"`{job.schedule.text}` job is guarded by {kind} but has no time limit: one "

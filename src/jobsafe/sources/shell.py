@@ -14,7 +14,7 @@ still yields the rest. On top of the tree this module extracts what the rules ne
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from ..model import Background, Guard, Lock, Span
@@ -753,20 +753,25 @@ def _collect(script: Script, locate: Locator, facts: CommandFacts, guarded: bool
         inv = peel(cmd, locate)
         in_guard = guarded or cmd.scope in fd_guarded_scopes
         escaped_in_guard = in_guard
+        bound = None  # a timeout wrapped around what follows also bounds a lock wait inside it
         for w in inv.wrappers:
             if w.guard is not None:
-                facts.guards.append(w.guard)
+                guard = w.guard
+                if guard.blocking and bound is not None and (
+                        guard.wait_seconds is None or bound < guard.wait_seconds):
+                    guard = replace(guard, wait_seconds=bound)
+                facts.guards.append(guard)
                 if not inv.argv and inv.inline is None:  # flock -n 9 guards the rest of the scope
                     fd_guarded_scopes.add(cmd.scope)
                     path = cmd.fd_redirects.get(w.guard.path or "") if w.guard.path else None
                     if path is None:
                         path = _fd_target(script, w.guard.path)
                     if path is not None:
-                        facts.guards[-1] = Guard(w.guard.kind, w.guard.blocking,
-                                                 w.guard.wait_seconds, w.guard.span, path.text)
+                        facts.guards[-1] = replace(guard, path=path.text)
                 escaped_in_guard = True
             if w.timeout is not None:
                 facts.timeouts.append(w.timeout)
+                bound = w.timeout if bound is None else min(bound, w.timeout)
             if w.escape:
                 bg = Background(w.escape, locate.span(w.word.start, w.word.end))
                 facts.detached.append(bg)
