@@ -53,7 +53,7 @@ def test_json_matches_the_contract_and_is_byte_identical(repo):
                       "end_column", "message", "job", "related", "fingerprint", "fix"}
     assert (f["rule"], f["path"], f["line"], f["job"]) == ("JOB101", "crontab", 1, "cron:crontab:1")
     assert doc["summary"] == {"files": 2, "jobs": 2, "findings": 3, "parse_errors": 0,
-                              "by_rule": {"JOB101": 1, "JOB102": 1, "JOB104": 1}}
+                              "by_rule": {"JOB101": 1, "JOB102": 1, "JOB104": 1}, "skipped": []}
 
 
 def test_sarif_validates_against_the_schema(repo):

@@ -242,3 +242,34 @@ def test_a_named_path_that_cannot_be_examined_says_why(repo, monkeypatch):
     assert result.stderr.strip() == "jobsafe: error: secret/crontab: permission denied"
     result = CliRunner().invoke(main, ["check", "missing/crontab"])
     assert result.stderr.strip() == "jobsafe: error: missing/crontab: no such file or directory"
+
+
+def test_a_trailing_suppression_on_a_unit_line_suppresses_nothing_and_says_so():
+    from jobsafe.suppress import parse_suppressions
+
+    unit = "[Service]\nExecStart=/srv/bin/x # jobsafe: ignore[JOB104]\n"
+    (sup,) = parse_suppressions("x.service", unit, "systemd")
+    assert sup.misplaced == "systemd" and not sup.covers(2)
+    (py,) = parse_suppressions("x.py", "x = 1  # jobsafe: ignore[JOB203]\n", "python")
+    assert py.misplaced is None and py.covers(1)
+
+
+def test_a_manifest_over_the_size_limit_is_a_note_not_an_error(write_tree, monkeypatch):
+    big = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n" + \
+        "".join(f"# {'x' * 100}\n" for _ in range(11_000))
+    monkeypatch.chdir(write_tree({"crds.yaml": big, "crontab": CRONTAB, "bin/sync.py": SYNC}))
+    doc = json.loads(invoke("check", "--format", "json").stdout)
+    assert not [f for f in doc["findings"] if f["rule"] == "JOB900"]
+    assert doc["summary"]["skipped"][0]["path"] == "crds.yaml"
+    assert "too large" in doc["summary"]["skipped"][0]["reason"]
+    assert "note: crds.yaml not analysed: YAML file too large" in invoke("check").stdout
+
+
+def test_ash_is_a_shell_for_the_link_step(write_tree, monkeypatch):
+    monkeypatch.chdir(write_tree({
+        "crontab": "*/5 * * * * ash /srv/app/bin/job.sh\n*/5 * * * * /srv/app/bin/job2\n",
+        "bin/job.sh": "exec 9>/var/lock/job.lock\nflock -n 9 || exit 0\ntimeout 4m work\n",
+        "bin/job2": "#!/bin/ash\nexec 9>/var/lock/job2.lock\nflock -n 9 || exit 0\n"}))
+    jobs = json.loads(invoke("jobs", "--format", "json").stdout)["jobs"]
+    assert [(j["entry"]["path"], [lock["kind"] for lock in j["locks"]]) for j in jobs] == [
+        ("bin/job.sh", ["flock"]), ("bin/job2", ["flock"])]

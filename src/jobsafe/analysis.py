@@ -273,8 +273,14 @@ def _unused(suppressions: dict[str, list[Suppression]], scope, settings) -> list
         for sup in sups:
             if not sup.used:
                 what = ", ".join(sup.codes) if sup.codes else "all rules"
-                out.append(rule.finding(sup.span, f"suppression of {what} matches no finding; "
-                                                  f"remove it"))
+                if sup.misplaced is not None:
+                    message = (f"suppression of {what} at the end of a {sup.misplaced} line "
+                               f"suppresses nothing: such lines have no trailing comments (the "
+                               f"text belongs to the line); put the comment on a line of its "
+                               f"own above it")
+                else:
+                    message = f"suppression of {what} matches no finding; remove it"
+                out.append(rule.finding(sup.span, message))
     return out
 
 

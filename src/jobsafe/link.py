@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from .discover import Discovery, SourceFile, read_text
 from .model import Entry, Job, Lock, Schedule, Span, Target
 from .sources.python.index import PythonIndex, entry_code
-from .sources.shell import Invocation, Locator, analyze, basename
+from .sources.shell import SHELLS, Invocation, Locator, analyze, basename
 
 try:
     import tomllib
@@ -25,8 +25,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
 _PY_OPTS_WITH_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
-_SCRIPT_INTERPRETERS = {"sh", "bash", "dash", "zsh", "ksh", "perl", "ruby", "php", "node",
-                        "Rscript", "lua", "tclsh"}
+_SCRIPT_INTERPRETERS = SHELLS | {"perl", "ruby", "php", "node", "Rscript", "lua", "tclsh"}
 _DJANGO = {"manage.py", "django-admin", "django-admin.py"}
 _FRAMEWORK_CONSOLES = {"artisan", "console"}  # Laravel, Symfony (bin/console)
 #: lock vocabulary of Python source, for a module libcst cannot parse
@@ -191,7 +190,7 @@ class Tree:
             return Entry(f.display, resolved.kind, resolved.function, code.locks,
                          mentions_lock=not code.parsed and bool(_PY_LOCK_TOKENS.search(text)),
                          facts=code.facts, files=code.files or (f.display,))
-        if _shebang(text) in ("sh", "bash", "dash", "ksh", "zsh", "ash") or f.rel.endswith(
+        if _shebang(text) in SHELLS or f.rel.endswith(
                 (".sh", ".bash")) or not _shebang(text) and not f.rel.endswith(".php"):
             self.texts[f.display] = ("shell", text)
             facts = analyze(text, Locator(f.display, text))
@@ -251,7 +250,7 @@ class Tree:
                 f = self.find(script, cwd, base)
                 return (Resolved(f, "artisan") if f else None), True
             f = self.find(script, cwd, base)
-            return (Resolved(f, "shell" if name in ("sh", "bash", "dash", "zsh", "ksh") else name)
+            return (Resolved(f, "shell" if name in SHELLS else name)
                     if f else None), f is not None
         if name in _DJANGO:
             return self._django(argv[1:]), True

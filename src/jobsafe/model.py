@@ -348,6 +348,8 @@ class Project:
     files: list[str] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     parse_errors: list[ParseError] = field(default_factory=list)
+    #: files left out for their size (display path, why): a note, not a finding
+    skipped: list[tuple[str, str]] = field(default_factory=list)
     #: jobsafe's own failures (not findings: see ``errors``)
     internal_errors: list[InternalError] = field(default_factory=list)
     cron_files: list[CronFile] = field(default_factory=list)

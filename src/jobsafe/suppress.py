@@ -27,6 +27,9 @@ class Suppression:
     reason: str
     used: bool = field(default=False)
     lines: tuple[int, int] | None = None  # a Kubernetes object's annotation covers its lines
+    #: the kind of file where the comment trails a line that cannot carry one (a crontab
+    #: or unit-file line): it suppresses nothing, and JOB901 says where it must go
+    misplaced: str | None = None
 
     def covers(self, line: int) -> bool:
         if self.lines is not None:
@@ -59,11 +62,13 @@ def parse_suppressions(path: str, text: str, kind: str) -> list[Suppression]:
         stripped = line.strip()
         own_line = stripped.startswith("#")
         match = _IGNORE.search(line) or (_NOQA.search(line) if kind == "python" else None)
-        if match is not None and (own_line or kind in _TRAILING_KINDS):
+        if match is not None:
             codes = tuple(c.strip() for c in (match.group("codes") or "").split(",") if c.strip())
             reason = (match.groupdict().get("reason") or "").strip()
+            trails_nothing = not own_line and kind not in _TRAILING_KINDS
             sup = Suppression(Span(path, lineno, match.start() + 1, lineno, match.end() + 1),
-                              lineno, codes, reason)
+                              -1 if trails_nothing else lineno, codes, reason,
+                              misplaced=kind if trails_nothing else None)
             found.append(sup)
             if own_line:
                 pending.append(sup)

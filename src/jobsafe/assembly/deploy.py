@@ -20,7 +20,7 @@ from ..sources.supervisor import looks_like_supervisor, supervisor_programs
 from ..sources.workloads import (Container, Volume, Workload, celery_role, image_name,
                                  runs_cron_daemon, runs_web_server)
 from ..sources.workflows import is_workflow, scheduled_workflow
-from ..sources.yamlfile import TEMPLATE_VALUE, YamlError, load_documents
+from ..sources.yamlfile import TEMPLATE_VALUE, YamlError, YamlTooLarge, load_documents
 from ..paths import is_test_path
 
 
@@ -41,6 +41,9 @@ class DeploymentSources:
             return
         try:
             docs = load_documents(text)
+        except YamlTooLarge as exc:
+            self.project.skipped.append((f.display, str(exc)))
+            return
         except YamlError as exc:
             manifest = workflow or (re.search(r"^\s*apiVersion:", text, re.M)
                                     and re.search(r"^\s*kind:", text, re.M))

@@ -17,6 +17,8 @@ def summary(analysis: Analysis) -> dict:
         "findings": len(analysis.findings),
         "parse_errors": sum(1 for f in analysis.findings if f.rule == "JOB900"),
         "by_rule": dict(sorted(by_rule.items())),
+        "skipped": [{"path": path, "reason": reason}
+                    for path, reason in sorted(analysis.project.skipped)],
     }
 
 

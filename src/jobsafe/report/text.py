@@ -157,6 +157,9 @@ def print_text(analysis: Analysis, console: Console, line_text, quiet: bool = Fa
         console.print(f"[green]No findings[/] {where}")
     if analysis.suppressed:
         console.print(f"[dim]{len(analysis.suppressed)} suppressed.[/]")
+    for path, reason in sorted(analysis.project.skipped):
+        console.print(f"[dim]note: {escape(path)} not analysed: {escape(reason)}[/]",
+                      soft_wrap=True)
     fixable = sum(1 for f in findings if applies(f))
     hidden = sum(1 for f in findings if f.fix is not None and not applies(f))
     if fixable or hidden:

@@ -433,7 +433,8 @@ def parse_script(text: str, variables: dict[str, str] | None = None) -> Script:
 
 GUARD_COMMANDS = {"flock", "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo",
                   "setlock"}
-SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"}
+#: POSIX-style shells, by command name: the one list the shell front end and the link step use
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
 #: wrappers that run the rest of the line as a command: name -> options taking a value
 _PLAIN_WRAPPERS: dict[str, set[str]] = {
     "nice": {"-n", "--adjustment"},
@@ -633,7 +634,7 @@ def peel(cmd: Cmd, locate: Locator) -> Invocation:
             wrappers.append(Wrapper(name, argv[0], timeout=seconds))
             argv = argv[i:]
             continue
-        if name in SHELLS:
+        if name in SHELLS or name == "busybox":
             opts, i = _opts(argv, 1, {"-o", "+o"})
             flags = "".join(k.lstrip("-") for k, _ in opts if not k.startswith("--"))
             if name == "busybox" and i < len(argv) and argv[i].text in SHELLS:

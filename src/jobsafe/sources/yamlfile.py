@@ -30,6 +30,10 @@ class YamlError(Exception):
         self.line, self.column = line, column
 
 
+class YamlTooLarge(YamlError):
+    """Over the size limit: data (a big CRD bundle, say), not a broken manifest."""
+
+
 @dataclass
 class YNode:
     """A YAML value with its position (1-based)."""
@@ -77,7 +81,7 @@ def untemplate(text: str) -> str:
 def load_documents(text: str) -> list[YNode]:
     """Every document of a YAML stream; raise YamlError with the problem's position."""
     if len(text) > MAX_BYTES:
-        raise YamlError(f"YAML file too large to analyse ({len(text) // 1024} KiB, limit "
+        raise YamlTooLarge(f"YAML file too large to analyse ({len(text) // 1024} KiB, limit "
                         f"{MAX_BYTES // 1024} KiB)")
     templated = "{{" in text
     source = untemplate(text) if templated else text
