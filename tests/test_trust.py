@@ -273,3 +273,21 @@ def test_ash_is_a_shell_for_the_link_step(write_tree, monkeypatch):
     jobs = json.loads(invoke("jobs", "--format", "json").stdout)["jobs"]
     assert [(j["entry"]["path"], [lock["kind"] for lock in j["locks"]]) for j in jobs] == [
         ("bin/job.sh", ["flock"]), ("bin/job2", ["flock"])]
+
+
+def test_a_staged_config_rechecks_everything_and_staged_evidence_its_findings(write_tree, monkeypatch):
+    root = write_tree({".git/HEAD": "ref: x\n", "crontab": CRONTAB, "bin/sync.py": SYNC,
+                       ".jobsafe.toml": "ignore = []\n", "README.md": "x\n"})
+    monkeypatch.chdir(root)
+    assert invoke("check", "README.md").exit_code == 0
+    result = invoke("check", "--format", "json", ".jobsafe.toml")
+    assert {f["rule"] for f in json.loads(result.stdout)["findings"]} == {"JOB101", "JOB102", "JOB104"}
+
+
+def test_a_staged_replica_count_reports_the_locks_it_makes_unsafe(monkeypatch):
+    from conftest import FIXTURES
+
+    monkeypatch.chdir(FIXTURES / "topology")
+    found = json.loads(invoke("check", "--format", "json", "--select", "JOB301",
+                              "docker-compose.yml").stdout)["findings"]
+    assert [(f["path"], f["line"]) for f in found] == [("worker/jobs.cron", 2)]

@@ -230,12 +230,14 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
             findings.extend(_run_rule(rule, project))
     findings = [f for f in findings if not per_file_ignored(f, settings.per_file_ignores,
                                                             resolve_selector)]
-    scope = _Scope.of(paths, cwd, root)
+    scope = _Scope.of(paths, cwd, root, settings.source)
     if scope is not None:
-        # a job is in scope when its schedule entry or any code it runs was named
+        # a job is in scope when its schedule entry or any code it runs was named; a
+        # finding, when its evidence was (a compose file's new replica count: JOB301)
         in_scope = {j.id for j in project.jobs if j.span.path in scope or
                     any(p in scope for e in j.entries for p in e.files)}
-        findings = [f for f in findings if f.span.path in scope or f.job in in_scope]
+        findings = [f for f in findings if f.span.path in scope or f.job in in_scope or
+                    any(r.span.path in scope for r in f.related)]
     suppressions = {path: parse_suppressions(path, text, kind)
                     for path, (kind, text) in builder.texts.items()}
     for span, codes, reason in project.annotation_ignores:
@@ -292,8 +294,13 @@ class _Scope:
         self.files, self.folders = files, folders
 
     @classmethod
-    def of(cls, paths: list[str], cwd: str, root: str) -> "_Scope | None":
+    def of(cls, paths: list[str], cwd: str, root: str, config: str | None) -> "_Scope | None":
+        """None (everything) for the root itself, or when the configuration in use is
+        among the files named: a changed config can change any finding."""
         if len(paths) == 1 and os.path.isdir(paths[0]) and os.path.realpath(paths[0]) == root:
+            return None
+        if config is not None and any(os.path.realpath(p) == os.path.realpath(config)
+                                      for p in paths):
             return None
         display = [os.path.relpath(os.path.realpath(p), cwd).replace(os.sep, "/") for p in paths]
         files = {d for d, p in zip(display, paths) if os.path.isfile(p)}
