@@ -284,10 +284,14 @@ def test_a_staged_config_rechecks_everything_and_staged_evidence_its_findings(wr
     assert {f["rule"] for f in json.loads(result.stdout)["findings"]} == {"JOB101", "JOB102", "JOB104"}
 
 
-def test_a_staged_replica_count_reports_the_locks_it_makes_unsafe(monkeypatch):
+def test_a_staged_replica_count_reports_the_locks_it_makes_unsafe(tmp_path, monkeypatch):
+    import shutil
+
     from conftest import FIXTURES
 
-    monkeypatch.chdir(FIXTURES / "topology")
+    shutil.copytree(FIXTURES / "topology", tmp_path / "repo")
+    (tmp_path / "repo/.git").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
     found = json.loads(invoke("check", "--format", "json", "--select", "JOB301",
                               "docker-compose.yml").stdout)["findings"]
     assert [(f["path"], f["line"]) for f in found] == [("worker/jobs.cron", 2)]
