@@ -95,3 +95,42 @@ def test_hover_click_sort_and_filter_in_the_page(tmp_path):
         assert page.console == []
     finally:
         page.close()
+
+
+def test_excerpts_are_single_spaced_paths_are_from_the_root_and_monthly_jobs_are_apart(
+        tmp_path, monkeypatch):
+    """Analysed from its parent folder: the page names files from the analysed root; a
+    monthly job is listed as 'some weeks', not drawn on every weekday; code excerpts show
+    one line of code per line of text."""
+    repo = tmp_path / "repo"
+    (repo / "deploy").mkdir(parents=True)
+    (repo / "bin").mkdir()
+    (repo / "deploy/crontab").write_text("# monthly\n0 3 1 * * /srv/app/bin/report.py\n"
+                                         "30 4 * * * flock -n /var/lock/x /srv/app/bin/x.py\n")
+    (repo / "bin/report.py").write_text("print('report')\n")
+    (repo / "bin/x.py").write_text("print('x')\n")
+    monkeypatch.chdir(tmp_path)
+    page_file = tmp_path / "audit.html"
+    assert CliRunner().invoke(main, ["jobs", "--format", "html", "-o", str(page_file),
+                                     "repo"]).exit_code == 0
+    html = page_file.read_text()
+    assert "repo/deploy/crontab" not in html and "deploy/crontab:2" in html
+    page = chromium.Page(tmp_path / "profile", page_file.as_uri())
+    try:
+        assert page.evaluate("document.body.dataset.ready") == "true"
+        some = page.evaluate("document.getElementById('some-weeks').textContent")
+        assert "deploy/crontab:2" in some and "deploy/crontab:3" not in some
+        # the monthly job is in no cell; the daily one is in all seven 04:00 cells
+        drawn = page.evaluate("""(() => [...document.querySelectorAll('td[data-hour]')]
+            .filter(td => td.textContent.trim() !== '').map(td => +td.dataset.hour))()""")
+        assert drawn == [day * 24 + 4 for day in range(7)]
+        gaps = page.evaluate("""(() => {
+            const lines = [...document.querySelector('pre.excerpt').querySelectorAll('.line')];
+            return lines.slice(1).map((line, i) => [
+                line.getBoundingClientRect().top - lines[i].getBoundingClientRect().top,
+                lines[i].getBoundingClientRect().height]);
+        })()""")
+        assert gaps and all(abs(gap - height) < 0.5 for gap, height in gaps)
+        assert page.console == []
+    finally:
+        page.close()

@@ -15,12 +15,16 @@ from functools import cached_property
 from .. import __version__
 from ..analysis import Analysis
 from ..model import Finding, Job, Lock
+from ..paths import relative_to_root
 from ..schedule import format_duration, week_profile
 from .words import in_words
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 #: lines of code shown above and below a finding
 CONTEXT_LINES = 2
+#: firings per week in an hour of the week from which a job counts as starting there every
+#: week (a little under 1: the four years averaged hold a few leap and DST days)
+EVERY_WEEK = 0.95
 SOURCE_NAMES = {"cron": "crontab", "systemd": "systemd timer", "k8s": "Kubernetes CronJob",
                 "gha": "GitHub Actions", "ansible": "Ansible cron task", "celery": "Celery beat",
                 "apscheduler": "APScheduler", "schedule": "schedule", "huey": "Huey",
@@ -56,11 +60,13 @@ class JobRow:
     replicas: str | None
     entry: str | None
     findings: list[FindingView] = field(default_factory=list)
+    prefix: str = "."  # the analysed root: paths are shown relative to it
 
     @property
     def idempotency(self) -> list[str]:
         """The findings about side effects a rerun repeats (JOB4xx), with where they are."""
-        return [f"{v.finding.rule} {v.finding.name} ({v.finding.span.path}:{v.finding.span.line})"
+        return [f"{v.finding.rule} {v.finding.name} "
+                f"({relative_to_root(v.finding.span.path, self.prefix)}:{v.finding.span.line})"
                 for v in self.findings if v.finding.rule.startswith("JOB4")]
 
     @property
@@ -80,11 +86,17 @@ class JobRow:
 @dataclass
 class Audit:
     root: str
+    #: the analysed root as a display path: paths on the page are shown relative to it
+    prefix: str
     files: int
     rows: list[JobRow]
     findings: list[FindingView]
-    #: (hour of the week, Monday 00:00 = 0) -> [(row index, firings per week in that hour)]
+    #: (hour of the week, Monday 00:00 = 0) -> [(row index, firings per week in that hour)]:
+    #: the hours a job starts in every week
     cells: dict[int, list[tuple[int, float]]]
+    #: rows of jobs that start only in some weeks (monthly, on certain dates): drawn in
+    #: every weekday's cell they would fill the grid, so they are listed beside it
+    some_weeks: list[int] = field(default_factory=list)
 
     @property
     def by_source(self) -> list[tuple[str, int]]:
@@ -114,8 +126,9 @@ class Audit:
 
     @property
     def off_clock(self) -> list[JobRow]:
-        """Jobs that never appear on the week: at boot, templated, unknown schedules."""
-        on_clock = {i for jobs in self.cells.values() for i, _ in jobs}
+        """Jobs that never appear on the week: at boot, templated, unknown schedules, jobs
+        that never run."""
+        on_clock = {i for jobs in self.cells.values() for i, _ in jobs} | set(self.some_weeks)
         return [r for r in self.rows if r.index not in on_clock]
 
     @cached_property
@@ -140,8 +153,12 @@ class Audit:
         out["hourly"] = [[i, round(w, 3)] for i, w in self.cells.get(0, ()) if i in hourly]
         return {k: v for k, v in out.items() if v}
 
+    def shown(self, path: str) -> str:
+        """A display path as the page shows it: relative to the analysed root."""
+        return relative_to_root(path, self.prefix)
+
     def labels(self) -> list[str]:
-        return [f"{r.job.span.path}:{r.job.span.line} · {r.words}" for r in self.rows]
+        return [f"{self.shown(r.job.span.path)}:{r.job.span.line} · {r.words}" for r in self.rows]
 
 
 def overlap_guard(job: Job) -> str | None:
@@ -195,7 +212,11 @@ def build_audit(analysis: Analysis) -> Audit:
     for view in views:
         if view.finding.job:
             by_job[view.finding.job].append(view)
-    rows, cells = [], defaultdict(list)
+    rows, cells, some_weeks = [], defaultdict(list), []
+
+    def shown(path: str) -> str:
+        return relative_to_root(path, analysis.project.root)
+
     jobs = sorted(analysis.project.jobs, key=lambda j: (j.span.path, j.span.line, j.id))
     for index, job in enumerate(jobs):
         s = job.schedule
@@ -208,18 +229,26 @@ def build_audit(analysis: Analysis) -> Audit:
             bound=format_duration(job.runtime_bound_seconds)
             if job.runtime_bound_seconds is not None else None,
             replicas=job.replicas_note or (str(job.replicas) if job.replicas else None),
-            entry=(f"{entry.path}:{entry.function}()" if entry.function else entry.path)
-            if entry else None,
-            findings=by_job.get(job.id, []))
+            entry=(f"{shown(entry.path)}:{entry.function}()" if entry.function else
+                   shown(entry.path)) if entry else None,
+            findings=by_job.get(job.id, []), prefix=analysis.project.root)
         for view in row.findings:
             view.row = index
-        for hour, per_week in sorted(week_profile(s).items()) if not job.never_runs else ():
+        profile = week_profile(s) if not job.never_runs else {}
+        # an interval timer spreads evenly over the week; a clock schedule is drawn in the
+        # hours it starts in every week
+        weekly = profile if s.kind == "interval" else \
+            {hour: n for hour, n in profile.items() if n >= EVERY_WEEK}
+        for hour, per_week in sorted(weekly.items()):
             cells[hour].append((index, per_week))
+        if profile and not weekly:
+            some_weeks.append(index)
         rows.append(row)
     root = analysis.project.root
     if root in ("", "."):
         root = os.path.basename(os.getcwd()) or root
-    return Audit(root, analysis.files_read, rows, views, dict(cells))
+    return Audit(root, analysis.project.root, analysis.files_read, rows, views, dict(cells),
+                 some_weeks)
 
 
 def render_html(audit: Audit) -> str:
@@ -232,6 +261,7 @@ def render_html(audit: Audit) -> str:
                       lstrip_blocks=True, keep_trailing_newline=True)
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
     env.filters["code_spans"] = _code_spans
+    env.filters["shown"] = audit.shown
     docs = load_docs()
     used = sorted({v.finding.rule for v in audit.findings})
     return env.get_template("audit.html.j2").render(
