@@ -115,6 +115,7 @@ def test_a_baseline_matches_from_the_parent_and_from_a_subfolder(repo, monkeypat
     recorded = json.loads((repo / ".jobsafe-baseline.json").read_text())
     assert {e["path"] for e in recorded["findings"]} == {"crontab"}
     assert _new_findings("--baseline", ".jobsafe-baseline.json") == []
+    assert "3 findings in the baseline." in invoke("check", "--baseline", ".jobsafe-baseline.json").stdout
     monkeypatch.chdir(repo.parent)
     name = repo.name
     assert _new_findings(name, "--baseline", f"{name}/.jobsafe-baseline.json") == []

@@ -157,6 +157,8 @@ def print_text(analysis: Analysis, console: Console, line_text, quiet: bool = Fa
         console.print(f"[green]No findings[/] {where}")
     if analysis.suppressed:
         console.print(f"[dim]{len(analysis.suppressed)} suppressed.[/]")
+    if analysis.baselined:
+        console.print(f"[dim]{plural(len(analysis.baselined), 'finding')} in the baseline.[/]")
     for path, reason in sorted(analysis.project.skipped):
         console.print(f"[dim]note: {escape(path)} not analysed: {escape(reason)}[/]",
                       soft_wrap=True)
