@@ -5,7 +5,8 @@ import pytest
 from cronsim import CronSim
 
 from jobsafe.schedule import (ScheduleError, _span_start, cron_schedule, dst_shifted_minutes,
-                              coincide, cron_firings, parse_timeout_duration)
+                              coincide, cron_firings)
+from jobsafe.timespec import COREUTILS, SYSTEMD, parse_duration
 
 EXPRESSIONS = ["*/5 * * * *", "0 3 * * *", "*/35 * * * *", "0 0 13 * 5", "0 9-17 * * 1-5",
                "15,45 */2 * * *", "0 0 1 * *", "30 4 * * sun", "0 0 * jan,jul mon-fri",
@@ -66,9 +67,17 @@ def test_dst_minutes():
     assert dst_shifted_minutes("Not/AZone") is None
 
 
-def test_durations():
-    assert parse_timeout_duration("90") == 90
-    assert parse_timeout_duration("1.5m") == 90
-    assert parse_timeout_duration("2h") == 7200
-    assert parse_timeout_duration("1d") == 86400
-    assert parse_timeout_duration("soon") is None
+def test_durations_in_each_dialect():
+    """One grammar: coreutils reads one number with a one-letter unit, systemd adds parts."""
+    assert parse_duration("90", COREUTILS) == 90
+    assert parse_duration("1.5m", COREUTILS) == 90
+    assert parse_duration("2h", COREUTILS) == 7200
+    assert parse_duration("1d", COREUTILS) == 86400
+    assert parse_duration("soon", COREUTILS) is None
+    assert parse_duration("5min", COREUTILS) is None  # timeout(1) refuses it
+    assert parse_duration("1m 30s", COREUTILS) is None
+    assert parse_duration("5min 30s", SYSTEMD) == 330
+    assert parse_duration("500ms", SYSTEMD) == 0.5
+    assert parse_duration("1h30min", SYSTEMD) == 5400
+    assert parse_duration("24h", SYSTEMD) == 86400
+    assert parse_duration("", SYSTEMD) is None and parse_duration("5 parsecs", SYSTEMD) is None

@@ -75,7 +75,6 @@ class FileCache:
     def __init__(self, directory: str, key: bytes):
         self.directory = directory
         self._key = key
-        self.hits = self.misses = 0
 
     @classmethod
     def open(cls, directory: str) -> "FileCache | None":
@@ -107,19 +106,14 @@ class FileCache:
             with open(self._path(key), "rb") as fh:
                 blob = fh.read()
         except OSError:
-            self.misses += 1
             return None
         mac, payload = blob[:_MAC], blob[_MAC:]
         if not hmac.compare_digest(mac, hmac.new(self._key, payload, hashlib.sha256).digest()):
-            self.misses += 1
             return None
         try:
-            value = pickle.loads(payload)
+            return pickle.loads(payload)
         except Exception:  # an entry of an older format: recompute
-            self.misses += 1
             return None
-        self.hits += 1
-        return value
 
     def put(self, key: str, value) -> None:
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)

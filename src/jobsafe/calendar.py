@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .schedule import ScheduleError
+from .timespec import ScheduleError
 
 SHORTHANDS = {
     "minutely": "*-*-* *:*:00",

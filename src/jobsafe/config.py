@@ -6,10 +6,10 @@ the CLI turns into exit status 2 with the key's name.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
 from .model import Severity
+from .timespec import SYSTEMD, parse_duration
 
 try:
     import tomllib
@@ -24,17 +24,13 @@ class ConfigError(Exception):
 KEYS = {"select", "ignore", "extend-exclude", "per-file-ignores", "severity",
         "lock-expiry-max", "replicas", "strict"}
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d|w)?\s*$")
-_UNIT = {None: 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_duration(value, key: str) -> float:
+def config_duration(value, key: str) -> float:
+    """A duration setting: seconds as a number, or systemd's spelling (``24h``, ``90min``)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    if isinstance(value, str):
-        m = _DURATION.match(value)
-        if m:
-            return float(m.group(1)) * _UNIT[m.group(2)]
+    seconds = parse_duration(value, SYSTEMD) if isinstance(value, str) else None
+    if seconds is not None:
+        return seconds
     raise ConfigError(f"{key}: expected a duration such as 24h, 90m or 3600, got {value!r}")
 
 
@@ -155,6 +151,6 @@ def settings_from_table(table: dict, path: str, known_rules) -> Settings:
     return Settings(
         select=select, ignore=ignore, extend_exclude=str_list("extend-exclude"),
         per_file_ignores=tuple(pfi), severity=tuple(severities),
-        lock_expiry_max=parse_duration(table.get("lock-expiry-max", "24h"), "lock-expiry-max"),
+        lock_expiry_max=config_duration(table.get("lock-expiry-max", "24h"), "lock-expiry-max"),
         replicas=replicas, strict=strict, source=path,
     )

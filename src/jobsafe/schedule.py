@@ -16,7 +16,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
+from .calendar import parse_calendar
 from .model import Schedule
+from .timespec import ScheduleError
 
 MACROS = {
     "@yearly": "0 0 1 1 *",
@@ -30,10 +32,6 @@ MACROS = {
 
 #: The span the arithmetic covers: four calendar years (one of them a leap year).
 SPAN_YEARS = 4
-
-
-class ScheduleError(ValueError):
-    pass
 
 
 def _span_start() -> dt.date:
@@ -90,8 +88,6 @@ def cron_firings(expr: str) -> Firings:
 @lru_cache(maxsize=4096)
 def calendar_firings(expressions: tuple[str, ...]) -> Firings:
     """Firings of one or more ``OnCalendar=`` expressions (their union)."""
-    from .calendar import parse_calendar
-
     start, span_days = _span()
     days = [start + dt.timedelta(days=i) for i in range(span_days)]
     groups = []
@@ -138,8 +134,6 @@ def cron_schedule(text: str, expr: str, timezone: str | None = None) -> Schedule
 
 def calendar_schedule(expressions: tuple[str, ...], text: str) -> Schedule:
     """A Schedule for a timer's ``OnCalendar=`` lines."""
-    from .calendar import parse_calendar
-
     specs = [parse_calendar(e) for e in expressions]
     firings = calendar_firings(tuple(expressions))
     interval, per_day = summarize(firings)
@@ -181,40 +175,6 @@ def week_profile(schedule: Schedule) -> dict[int, float]:
 
 def expand_macro(text: str) -> str | None:
     return MACROS.get(text.lower())
-
-
-def format_duration(seconds: float | None) -> str:
-    """``300`` -> ``5 min``; ``90000`` -> ``25 h``."""
-    if seconds is None:
-        return "unknown"
-    seconds = int(seconds)
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds // size} {unit}"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    if seconds >= 60:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds} s"
-
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_timeout_duration(text: str) -> float | None:
-    """Durations as coreutils ``timeout`` and ``flock -w`` read them: ``90``, ``1.5m``, ``2h``."""
-    text = text.strip()
-    if not text:
-        return None
-    unit = 1
-    if text[-1] in _UNITS:
-        unit = _UNITS[text[-1]]
-        text = text[:-1]
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value * unit
 
 
 @lru_cache(maxsize=256)

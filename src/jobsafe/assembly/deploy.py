@@ -9,7 +9,8 @@ from dataclasses import replace
 from ..discover import SourceFile
 from ..link import build_job
 from ..model import CronFile, Job, Mount, ParseError, Schedule, Span, WorkflowFacts
-from ..schedule import ScheduleError, cron_schedule, expand_macro
+from ..schedule import cron_schedule, expand_macro
+from ..timespec import ScheduleError
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
 from ..sources.compose import compose_services
 from ..sources.crontab import cron_d_name_ok

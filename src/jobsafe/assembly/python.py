@@ -5,7 +5,8 @@ import re
 from dataclasses import replace
 
 from ..model import Entry, Job, Lock, ParseError, Schedule, Span, Target
-from ..schedule import ScheduleError, cron_schedule
+from ..schedule import cron_schedule
+from ..timespec import ScheduleError
 from ..sources.python.index import entry_code, resolve_function
 from ..paths import is_test_path
 

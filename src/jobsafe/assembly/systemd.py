@@ -7,7 +7,8 @@ from dataclasses import replace
 from ..calendar import parse_calendar
 from ..link import build_job
 from ..model import ParseError, Schedule, Span, UnitFacts
-from ..schedule import ScheduleError, calendar_schedule
+from ..schedule import calendar_schedule
+from ..timespec import ScheduleError
 from ..sources.shell import Locator
 from ..sources.systemd import (Assignment, UnitFile, expand_specifiers, parse_timespan,
                                parse_unit, split_exec)

@@ -16,7 +16,8 @@ from .. import __version__
 from ..analysis import Analysis
 from ..model import Finding, Job, Lock
 from ..paths import relative_to_root
-from ..schedule import format_duration, week_profile
+from ..schedule import week_profile
+from ..timespec import format_duration
 from .words import in_words
 
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")

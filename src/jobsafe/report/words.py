@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..model import Schedule
-from ..schedule import ScheduleError, format_duration
+from ..timespec import ScheduleError, format_duration
 
 _CRON_DAYS = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ..model import Lock, Related, Severity
-from ..schedule import format_duration
+from ..timespec import format_duration
 from . import Rule
 from .common import FactRule, facts_with_jobs, job_id, locks_with_jobs, related_job
 

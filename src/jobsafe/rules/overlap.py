@@ -5,7 +5,8 @@ import re
 from itertools import combinations
 
 from ..model import Fix, Job, Related, Severity, TextEdit
-from ..schedule import coincide, dst_shifted_minutes, firings_of, format_duration
+from ..schedule import coincide, dst_shifted_minutes, firings_of
+from ..timespec import format_duration
 from . import Rule
 from .locks import WAITING_KINDS
 from .common import in_test_code

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..model import ParseError, Schedule, Span
-from ..schedule import ScheduleError, cron_schedule, expand_macro
+from ..schedule import cron_schedule, expand_macro
+from ..timespec import ScheduleError
 from .shell import Locator
 
 _ENV = re.compile(r"""^\s*(?P<q>['"]?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P=q)\s*=\s*(?P<value>.*)$""")

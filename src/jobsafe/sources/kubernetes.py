@@ -66,11 +66,6 @@ class Catalog:
                     self.volumes[name] = backing
 
 
-def is_manifest(doc: YNode) -> bool:
-    return isinstance(doc.value, dict) and doc.text("kind") is not None and \
-        doc.text("apiVersion") is not None
-
-
 def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
     found = []
     for doc in docs:

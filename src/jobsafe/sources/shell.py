@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from ..model import Background, Guard, Lock, Span
-from ..schedule import parse_timeout_duration
+from ..timespec import COREUTILS, parse_duration
 
 
 @lru_cache(maxsize=1)
@@ -515,11 +515,11 @@ def _flock(cmd: Cmd, argv: list[Word], locate: Locator) -> tuple[Wrapper, int, W
             continue
         if a in ("-w", "--wait", "--timeout", "-E", "--conflict-exit-code") and i + 1 < len(argv):
             if a not in ("-E", "--conflict-exit-code"):
-                wait = parse_timeout_duration(argv[i + 1].text)
+                wait = parse_duration(argv[i + 1].text, COREUTILS)
             i += 2
             continue
         if a.startswith(("--wait=", "--timeout=")):
-            wait = parse_timeout_duration(a.split("=", 1)[1])
+            wait = parse_duration(a.split("=", 1)[1], COREUTILS)
         elif a in ("-n", "--nb", "--nonblock"):
             nonblock = True
         elif a.startswith("--"):
@@ -532,9 +532,9 @@ def _flock(cmd: Cmd, argv: list[Word], locate: Locator) -> tuple[Wrapper, int, W
                 elif ch == "w":
                     rest = letters[k + 1:]
                     if rest:
-                        wait = parse_timeout_duration(rest)
+                        wait = parse_duration(rest, COREUTILS)
                     elif i + 1 < len(argv):
-                        wait = parse_timeout_duration(argv[i + 1].text)
+                        wait = parse_duration(argv[i + 1].text, COREUTILS)
                         i += 1
                     break
                 elif ch in "Ec":
@@ -563,7 +563,7 @@ def _guard_wrapper(cmd: Cmd, argv: list[Word], name: str, locate: Locator):
     if name == "lckdo":
         opts, i = _opts(argv, 1, {"-W", "-E"})
         flags = {k for k, _ in opts}
-        wait = next((parse_timeout_duration(v) for k, v in opts if k == "-W" and v), None)
+        wait = next((parse_duration(v, COREUTILS) for k, v in opts if k == "-W" and v), None)
         blocking = "-w" in flags or wait is not None
         path = argv[i].text if i < len(argv) else None
         span = locate.span(word.start, argv[min(i, len(argv) - 1)].end)
@@ -584,7 +584,7 @@ def _guard_wrapper(cmd: Cmd, argv: list[Word], name: str, locate: Locator):
 
 def _timeout(argv: list[Word]):
     opts, i = _opts(argv, 1, {"-s", "-k", "--signal", "--kill-after"})
-    seconds = parse_timeout_duration(argv[i].text) if i < len(argv) else None
+    seconds = parse_duration(argv[i].text, COREUTILS) if i < len(argv) else None
     return seconds, i + 1
 
 
@@ -598,117 +598,160 @@ _ESCAPE_OPTS = {
 }
 
 
+@dataclass
+class _Step:
+    """What one wrapper does to the rest of the command line."""
+
+    wrapper: Wrapper | None = None
+    rest: list[Word] | None = None  # peel on: the command the wrapper runs
+    inline: tuple[Word, bool] | None = None  # it runs a -c string: the peeling stops
+    runs: list[Word] | None = None  # the peeling stops and this runs (tmux new, flock 9: [])
+
+
+def _env(cmd, argv, locate) -> _Step:
+    i = 1
+    while i < len(argv) and (argv[i].text.startswith("-") or "=" in argv[i].text):
+        i += 2 if argv[i].text in ("-u", "-C", "-S", "--unset", "--chdir") else 1
+    return _Step(Wrapper("env", argv[0]), argv[i:])
+
+
+def _flock_step(cmd, argv, locate) -> _Step:
+    wrapper, i, command_string = _flock(cmd, argv, locate)
+    if command_string is not None:
+        return _Step(wrapper, inline=(command_string, True))
+    if i >= len(argv):  # fd form (flock -n 9): the guard covers what follows
+        return _Step(wrapper, runs=[])
+    return _Step(wrapper, argv[i:])
+
+
+def _guard_step(cmd, argv, locate) -> _Step:
+    wrapper, i = _guard_wrapper(cmd, argv, basename(argv[0].text), locate)
+    return _Step(wrapper, argv[i:])
+
+
+def _timeout_step(cmd, argv, locate) -> _Step:
+    name = basename(argv[0].text)
+    if name == "timeout":
+        seconds, i = _timeout(argv)
+    else:  # timelimit -t SECONDS
+        opts, i = _opts(argv, 1, {"-t", "-T", "-s", "-S"})
+        seconds = next((parse_duration(v, COREUTILS) for k, v in opts if k == "-t" and v), None)
+    return _Step(Wrapper(name, argv[0], timeout=seconds), argv[i:])
+
+
+def _shell_step(cmd, argv, locate) -> _Step | None:
+    """``sh -c 'string'`` runs the string; ``busybox sh`` is ``sh``; ``sh script`` runs the
+    script (the link step follows it)."""
+    name = basename(argv[0].text)
+    opts, i = _opts(argv, 1, {"-o", "+o"})
+    flags = "".join(k.lstrip("-") for k, _ in opts if not k.startswith("--"))
+    if name == "busybox" and i < len(argv) and argv[i].text in SHELLS:
+        return _Step(rest=argv[i:])
+    if "c" in flags and i < len(argv):
+        return _Step(Wrapper(name, argv[0]), inline=(argv[i], False))
+    return None
+
+
+def _setsid_step(cmd, argv, locate) -> _Step:
+    opts, i = _opts(argv, 1, set())
+    flags = {k for k, _ in opts}
+    detached = bool(flags & {"-f", "--fork"}) and not flags & {"-w", "--wait"}
+    return _Step(Wrapper("setsid", argv[0], escape="setsid -f" if detached else None), argv[i:])
+
+
+def _systemd_run_step(cmd, argv, locate) -> _Step:
+    opts, i = _opts(argv, 1, _ESCAPE_OPTS["systemd-run"])
+    waits = {k for k, _ in opts} & {"--wait", "--scope", "-t", "--pty", "-P", "--pipe"}
+    return _Step(Wrapper("systemd-run", argv[0],
+                         escape=None if waits else "systemd-run without --wait"), argv[i:])
+
+
+def _screen_step(cmd, argv, locate) -> _Step:
+    opts, i = _opts(argv, 1, _ESCAPE_OPTS["screen"])
+    flags = "".join(k for k, _ in opts)
+    detached = "-d" in flags and "m" in flags or "-D" in flags and "m" in flags
+    return _Step(Wrapper("screen", argv[0], escape="screen -dm" if detached else None), argv[i:])
+
+
+def _tmux_step(cmd, argv, locate) -> _Step:
+    words = [w.text for w in argv[1:]]
+    detached = any(w in ("new", "new-session") for w in words) and "-d" in words
+    return _Step(Wrapper("tmux", argv[0], escape="tmux new -d") if detached else None, runs=argv)
+
+
+def _container_run_step(cmd, argv, locate) -> _Step | None:
+    name = basename(argv[0].text)
+    if len(argv) < 2 or argv[1].text != "run":
+        return None
+    detached = any(w in ("-d", "--detach") or (not w.startswith("--") and "d" in w[1:]
+                                               and len(w) <= 4)
+                   for w in (a.text for a in argv[2:]) if w.startswith("-"))
+    return _Step(Wrapper(name, argv[0], escape=f"{name} run -d") if detached else None,
+                 runs=argv)
+
+
+def _daemon_step(cmd, argv, locate) -> _Step:
+    """Programs that start the rest in the background: ``start-stop-daemon --background``,
+    ``daemonize``, ``at``, ``batch``."""
+    name = basename(argv[0].text)
+    escape: str | None = name
+    if name == "start-stop-daemon":
+        background = {w.text for w in argv[1:]} & {"--background", "-b"}
+        escape = "start-stop-daemon --background" if background else None
+    return _Step(Wrapper(name, argv[0], escape=escape) if escape else None, runs=argv)
+
+
+def _project_runner_step(cmd, argv, locate) -> _Step | None:
+    """``poetry run CMD``, ``uv run CMD`` ...: CMD in the project's environment."""
+    if len(argv) > 2 and argv[1].text == "run":
+        return _Step(Wrapper(basename(argv[0].text), argv[0]), argv[2:])
+    return None
+
+
+def _plain_step(cmd, argv, locate) -> _Step:
+    name = basename(argv[0].text)
+    opts, i = _opts(argv, 1, _PLAIN_WRAPPERS[name])
+    i += _ARG_WRAPPERS.get(name, 0)
+    if name == "nice" and i < len(argv) and re.fullmatch(r"-?\d+", argv[i].text):
+        i += 1
+    if name in ("chrt", "taskset") and i < len(argv):
+        i += 1
+    if name == "sudo":
+        while i < len(argv) and "=" in argv[i].text:
+            i += 1
+    return _Step(Wrapper(name, argv[0]), argv[i:])
+
+
+#: command name -> how it wraps the rest of the line
+_WRAPPERS = {
+    "env": _env, "flock": _flock_step, "timeout": _timeout_step, "timelimit": _timeout_step,
+    "busybox": _shell_step, "setsid": _setsid_step, "systemd-run": _systemd_run_step,
+    "screen": _screen_step, "tmux": _tmux_step, "docker": _container_run_step,
+    "podman": _container_run_step, "start-stop-daemon": _daemon_step,
+    "daemonize": _daemon_step, "at": _daemon_step, "batch": _daemon_step,
+    **dict.fromkeys(GUARD_COMMANDS - {"flock"}, _guard_step),
+    **dict.fromkeys(SHELLS, _shell_step),
+    **dict.fromkeys(("poetry", "pipenv", "pdm", "uv", "hatch", "rye"), _project_runner_step),
+    **dict.fromkeys(_PLAIN_WRAPPERS, _plain_step),
+}
+
+
 def peel(cmd: Cmd, locate: Locator) -> Invocation:
     """Peel wrappers off a simple command."""
     argv = list(cmd.argv)
     wrappers: list[Wrapper] = []
     while argv:
-        name = basename(argv[0].text)
-        if name == "env" or (argv[0].text == "env"):
-            i = 1
-            while i < len(argv) and (argv[i].text.startswith("-") or "=" in argv[i].text):
-                i += 2 if argv[i].text in ("-u", "-C", "-S", "--unset", "--chdir") else 1
-            wrappers.append(Wrapper("env", argv[0]))
-            argv = argv[i:]
-            continue
-        if name == "flock":
-            wrapper, i, command_string = _flock(cmd, argv, locate)
-            wrappers.append(wrapper)
-            if command_string is not None:
-                return Invocation(cmd, wrappers, [], (command_string, True))
-            if i >= len(argv):  # fd form (flock -n 9): the guard covers what follows
-                return Invocation(cmd, wrappers, [])
-            argv = argv[i:]
-            continue
-        if name in GUARD_COMMANDS:
-            wrapper, i = _guard_wrapper(cmd, argv, name, locate)
-            wrappers.append(wrapper)
-            argv = argv[i:]
-            continue
-        if name in ("timeout", "timelimit"):
-            if name == "timeout":
-                seconds, i = _timeout(argv)
-            else:
-                opts, i = _opts(argv, 1, {"-t", "-T", "-s", "-S"})
-                seconds = next((parse_timeout_duration(v) for k, v in opts if k == "-t" and v), None)
-            wrappers.append(Wrapper(name, argv[0], timeout=seconds))
-            argv = argv[i:]
-            continue
-        if name in SHELLS or name == "busybox":
-            opts, i = _opts(argv, 1, {"-o", "+o"})
-            flags = "".join(k.lstrip("-") for k, _ in opts if not k.startswith("--"))
-            if name == "busybox" and i < len(argv) and argv[i].text in SHELLS:
-                argv = argv[i:]
-                continue
-            if "c" in flags and i < len(argv):
-                wrappers.append(Wrapper(name, argv[0]))
-                return Invocation(cmd, wrappers, [], (argv[i], False))
+        handler = _WRAPPERS.get(basename(argv[0].text))
+        step = handler(cmd, argv, locate) if handler is not None else None
+        if step is None:
             break
-        if name == "setsid":
-            opts, i = _opts(argv, 1, set())
-            flags = {k for k, _ in opts}
-            detached = bool(flags & {"-f", "--fork"}) and not flags & {"-w", "--wait"}
-            wrappers.append(Wrapper(name, argv[0], escape="setsid -f" if detached else None))
-            argv = argv[i:]
-            continue
-        if name == "systemd-run":
-            opts, i = _opts(argv, 1, _ESCAPE_OPTS["systemd-run"])
-            flags = {k for k, _ in opts}
-            waits = flags & {"--wait", "--scope", "-t", "--pty", "-P", "--pipe"}
-            wrappers.append(Wrapper(name, argv[0],
-                                    escape=None if waits else "systemd-run without --wait"))
-            argv = argv[i:]
-            continue
-        if name == "screen":
-            opts, i = _opts(argv, 1, _ESCAPE_OPTS["screen"])
-            flags = "".join(k for k, _ in opts)
-            detached = "-d" in flags and "m" in flags or "-D" in flags and "m" in flags
-            wrappers.append(Wrapper(name, argv[0], escape="screen -dm" if detached else None))
-            argv = argv[i:]
-            continue
-        if name == "tmux":
-            words = [w.text for w in argv[1:]]
-            if any(w in ("new", "new-session") for w in words) and "-d" in words:
-                wrappers.append(Wrapper(name, argv[0], escape="tmux new -d"))
-            return Invocation(cmd, wrappers, argv)
-        if name in ("docker", "podman") and len(argv) > 1 and argv[1].text == "run":
-            words = [w.text for w in argv[2:]]
-            detached = any(w in ("-d", "--detach") or (w.startswith("-") and not w.startswith("--")
-                                                         and "d" in w[1:] and len(w) <= 4)
-                           for w in words if w.startswith("-"))
-            if detached:
-                wrappers.append(Wrapper(name, argv[0], escape=f"{name} run -d"))
-            return Invocation(cmd, wrappers, argv)
-        if name == "start-stop-daemon":
-            words = [w.text for w in argv[1:]]
-            if "--background" in words or "-b" in words:
-                wrappers.append(Wrapper(name, argv[0], escape="start-stop-daemon --background"))
-            return Invocation(cmd, wrappers, argv)
-        if name == "daemonize":
-            wrappers.append(Wrapper(name, argv[0], escape="daemonize"))
-            return Invocation(cmd, wrappers, argv)
-        if name in ("at", "batch"):
-            wrappers.append(Wrapper(name, argv[0], escape=name))
-            return Invocation(cmd, wrappers, argv)
-        if name in ("poetry", "pipenv", "pdm", "uv", "hatch", "rye") and len(argv) > 2 \
-                and argv[1].text == "run":
-            wrappers.append(Wrapper(name, argv[0]))
-            argv = argv[2:]
-            continue
-        if name in _PLAIN_WRAPPERS:
-            opts, i = _opts(argv, 1, _PLAIN_WRAPPERS[name])
-            i += _ARG_WRAPPERS.get(name, 0)
-            if name in ("nice",) and i < len(argv) and re.fullmatch(r"-?\d+", argv[i].text):
-                i += 1
-            if name in ("chrt", "taskset") and i < len(argv):
-                i += 1
-            if name == "sudo":
-                while i < len(argv) and "=" in argv[i].text:
-                    i += 1
-            wrappers.append(Wrapper(name, argv[0]))
-            argv = argv[i:]
-            continue
-        break
+        if step.wrapper is not None:
+            wrappers.append(step.wrapper)
+        if step.inline is not None:
+            return Invocation(cmd, wrappers, [], step.inline)
+        if step.runs is not None:
+            return Invocation(cmd, wrappers, step.runs)
+        argv = step.rest or []
     return Invocation(cmd, wrappers, argv)
 
 

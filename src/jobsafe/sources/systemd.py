@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..model import ParseError, Span
+from ..timespec import SYSTEMD, parse_duration
 
 #: settings whose repeated assignments accumulate (others: the last one wins)
 LIST_SETTINGS = {"ExecStart", "ExecStartPre", "ExecStartPost", "ExecStop", "ExecStopPost",
@@ -124,29 +125,13 @@ def split_exec(value: str) -> str:
     return command
 
 
-_TIME_UNITS = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1, "sec": 1,
-               "second": 1, "seconds": 1, "m": 60, "min": 60, "minute": 60, "minutes": 60,
-               "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600, "d": 86400, "day": 86400,
-               "days": 86400, "w": 604800, "week": 604800, "weeks": 604800,
-               "M": 2629800, "month": 2629800, "months": 2629800, "y": 31557600,
-               "year": 31557600, "years": 31557600}
-
-
 def parse_timespan(value: str) -> float | None:
-    """systemd.time(7) time spans: ``5min 30s``, ``1h``, ``90``; None for ``infinity``."""
+    """systemd.time(7) time spans: ``5min 30s``, ``1h``, ``90``; None for ``infinity``;
+    ValueError for what systemd refuses."""
     text = value.strip()
     if text in ("infinity", ""):
         return None
-    total = 0.0
-    pos = 0
-    for m in re.finditer(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)", text):
-        if m.start() != pos:
-            raise ValueError(value)
-        unit = m.group(2) or "s"
-        if unit not in _TIME_UNITS:
-            raise ValueError(value)
-        total += float(m.group(1)) * _TIME_UNITS[unit]
-        pos = m.end()
-    if pos != len(text) or pos == 0:
+    seconds = parse_duration(text, SYSTEMD)
+    if seconds is None:
         raise ValueError(value)
-    return total
+    return seconds

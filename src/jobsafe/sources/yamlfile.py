@@ -10,7 +10,7 @@ numbers stay those of the file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import yaml
 
@@ -44,7 +44,6 @@ class YNode:
     end_line: int
     key_line: int = 0  # for mapping values: the line of the key
     tag: str = ""
-    children_lines: tuple[int, int] = field(default=(0, 0))
 
     def get(self, *path, default=None) -> "YNode | None":
         node = self
