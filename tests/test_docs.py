@@ -3,6 +3,7 @@ import pytest
 
 from conftest import run_analysis
 from jobsafe.catalog import load_docs
+from jobsafe.model import SOURCE_FAMILIES
 from jobsafe.rules import all_rules
 
 SECTIONS = ["What it flags", "Why it matters", "Example", "Use instead", "Does not flag"]
@@ -14,10 +15,19 @@ DEFAULT_PATHS = {"crontab": "crontab", "dockerfile": "Dockerfile", "sh": "script
 def test_every_rule_has_a_document_and_every_document_a_rule():
     docs, rules = load_docs(), all_rules()
     assert sorted(docs) == sorted(rules)
-    for rule_id, doc in docs.items():
-        assert doc.name == rules[rule_id].name
-        assert doc.meta["severity"] == rules[rule_id].severity.value
-        assert doc.filename == f"{rule_id}-{doc.name}.md"
+
+
+@pytest.mark.parametrize("rule_id", sorted(load_docs()))
+def test_front_matter_says_what_the_rule_class_declares(rule_id):
+    """The class is the one source of id, name, severity, sources and fix; the document's
+    front matter (read as YAML) must say the same."""
+    doc, rule = load_docs()[rule_id], all_rules()[rule_id]
+    assert {k: v for k, v in doc.meta.items() if k != "fix-does"} == {
+        "id": rule.id, "name": rule.name, "severity": rule.severity.value,
+        "sources": list(rule.sources), "fix": rule.fix or "none"}
+    assert set(rule.sources) <= set(SOURCE_FAMILIES) and rule.sources
+    assert ("fix-does" in doc.meta) == (rule.fix is not None)
+    assert doc.filename == f"{rule_id}-{doc.name}.md"
 
 
 @pytest.mark.parametrize("rule_id", sorted(load_docs()))

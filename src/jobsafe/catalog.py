@@ -11,6 +11,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+import yaml
+
 DOCS_URL = "https://jobsafe.dev/rules/"
 _FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.S | re.M)
 
@@ -27,7 +29,7 @@ class Example:
 class RuleDoc:
     id: str
     name: str
-    meta: dict[str, str]
+    meta: dict  # the front matter: id, name, severity, sources, fix
     body: str  # Markdown after the front matter
     filename: str
     examples: tuple[Example, ...] = field(default=())
@@ -50,21 +52,20 @@ def docs_dir() -> Path:
 
 
 def parse_doc(filename: str, text: str) -> RuleDoc:
-    meta: dict[str, str] = {}
+    meta: dict = {}
     body = text
     if text.startswith("---\n"):
         end = text.index("\n---", 4)
-        for line in text[4:end].splitlines():
-            if ":" in line:
-                k, v = line.split(":", 1)
-                meta[k.strip()] = v.strip()
+        loaded = yaml.safe_load(text[4:end])
+        meta = loaded if isinstance(loaded, dict) else {}
         body = text[end + 4:].lstrip("\n")
     examples = []
     for info, code in _FENCE.findall(body):
         words = info.split()
         if len(words) >= 2 and words[1] in ("bad", "good"):
             examples.append(Example(words[0], words[1], words[2] if len(words) > 2 else None, code))
-    return RuleDoc(meta.get("id", ""), meta.get("name", ""), meta, body, filename, tuple(examples))
+    return RuleDoc(str(meta.get("id", "")), str(meta.get("name", "")), meta, body, filename,
+                   tuple(examples))
 
 
 @lru_cache(maxsize=1)

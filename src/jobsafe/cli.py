@@ -331,16 +331,16 @@ def list_rules(fmt):
     rules = all_rules()
     if fmt == "json":
         click.echo(json.dumps([{"id": r.id, "name": r.name, "severity": r.severity.value,
-                                "fixable": r.fixable, "summary": r.summary}
+                                "fix": r.fix, "summary": r.summary}
                                for r in rules.values()], indent=2))
         return
     from rich.table import Table
 
     table = Table(box=None, header_style="bold")
-    for col in ("id", "name", "severity", "fixable", "summary"):
+    for col in ("id", "name", "severity", "fix", "summary"):
         table.add_column(col)
     for r in rules.values():
-        table.add_row(r.id, r.name, r.severity.value, "yes" if r.fixable else "no", r.summary)
+        table.add_row(r.id, r.name, r.severity.value, r.fix or "-", r.summary)
     _console(None).print(table)
 
 

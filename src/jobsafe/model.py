@@ -8,12 +8,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Literal, get_args
 
 from .errors import InternalError
 
 
 #: told how a long run advances: (stage, done, total), e.g. ("parsing Python", 40, 90)
 Progress = Callable[[str, int, int], None]
+
+#: the source families of the rule catalogue (RULES.md, "Sources")
+SourceFamily = Literal["cron", "systemd", "k8s", "compose", "gha", "ansible", "python", "php"]
+SOURCE_FAMILIES: tuple[SourceFamily, ...] = get_args(SourceFamily)
+#: ruff's fix model: a safe fix keeps what the code does, an unsafe one changes it
+Applicability = Literal["safe", "unsafe"]
 
 
 class Severity(str, Enum):
@@ -317,7 +324,7 @@ class TextEdit:
 class Fix:
     message: str
     edits: tuple[TextEdit, ...]
-    applicability: str = "safe"  # safe: keeps the intent of the code; unsafe: changes behaviour
+    applicability: Applicability = "safe"
 
 
 @dataclass

@@ -8,17 +8,22 @@ from __future__ import annotations
 from typing import ClassVar, Iterator
 
 from ..config import ConfigError, Settings
-from ..model import Finding, Fix, Project, Related, Severity, Span
+from ..model import (SOURCE_FAMILIES, Applicability, Finding, Fix, Project, Related, Severity,
+                     SourceFamily, Span, TextEdit)
 
 
 class Rule:
+    """A rule's class is the one place its id, name, severity, sources and fix
+    applicability are declared; its document's front matter is checked against them."""
+
     id: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[Severity]
     summary: ClassVar[str]
-    fixable: ClassVar[bool] = False
-    #: which sources the rule applies to (documentation and `jobsafe rules`)
-    sources: ClassVar[tuple[str, ...]] = ()
+    #: the fix this rule's findings may carry, by applicability; None: no automatic fix
+    fix: ClassVar[Applicability | None] = None
+    #: the source families the rule applies to (documentation and `jobsafe rules`)
+    sources: ClassVar[tuple[SourceFamily, ...]] = ()
     #: computed outside ``check`` (JOB901 is decided after suppression)
     deferred: ClassVar[bool] = False
 
@@ -38,8 +43,19 @@ class Rule:
     def check(self, project: Project) -> Iterator[Finding]:
         raise NotImplementedError
 
+    @classmethod
+    def fixable(cls) -> bool:
+        return cls.fix is not None
+
     def finding(self, span: Span, message: str, job: str | None = None,
-                related: tuple[Related, ...] | list[Related] = (), fix: Fix | None = None) -> Finding:
+                related: tuple[Related, ...] | list[Related] = (),
+                edits: tuple[TextEdit, ...] = (), fix_message: str = "") -> Finding:
+        """A finding; ``edits`` (with ``fix_message``) make its fix, of the rule's declared
+        applicability."""
+        fix = None
+        if edits:
+            assert self.fix is not None, f"{self.id} declares no fix"
+            fix = Fix(fix_message, edits, self.fix)
         return Finding(self.id, self.name, self.settings.severity_for(self.id, self.severity),
                        span, message, job, tuple(related), fix=fix)
 

@@ -1,7 +1,7 @@
 """9xx: findings about the analysis itself."""
 from __future__ import annotations
 
-from ..model import Severity
+from ..model import SOURCE_FAMILIES, Severity
 from . import Rule
 
 
@@ -10,7 +10,7 @@ class ParseErrorRule(Rule):
     name = "parse-error"
     severity = Severity.ERROR
     summary = "A recognised file could not be parsed; the rest of the analysis goes on."
-    sources = ("cron", "systemd", "k8s", "compose", "gha", "ansible", "python")
+    sources = SOURCE_FAMILIES
 
     def check(self, project):
         for error in project.parse_errors:
@@ -22,6 +22,7 @@ class UnusedSuppression(Rule):
     name = "unused-suppression"
     severity = Severity.INFO
     summary = "A `jobsafe: ignore[...]` comment that suppressed nothing."
+    sources = SOURCE_FAMILIES
     deferred = True  # decided by the suppression stage, after every other rule has run
 
     def check(self, project):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from ..model import Fix, Job, Related, Severity, TextEdit
+from ..model import Job, Related, Severity, TextEdit
 from ..schedule import coincide, dst_shifted_minutes, firings_of
 from ..timespec import format_duration
 from . import Rule
@@ -71,7 +71,7 @@ class BlockingLockWait(Rule):
     severity = Severity.WARNING
     summary = "The overlap guard waits for the lock instead of skipping, so runs pile up."
     sources = ("cron", "python")
-    fixable = True
+    fix = "unsafe"  # -n: a run that finds the lock taken is skipped instead of queued
 
     def check(self, project):
         seen = set()
@@ -82,16 +82,15 @@ class BlockingLockWait(Rule):
             for guard in job.guards:
                 if not _waits_too_long(guard.blocking, guard.wait_seconds, interval):
                     continue
-                fix = None
-                if guard.kind == "flock" and guard.option_at and guard.wait_seconds is None:
-                    fix = Fix("add -n: skip the run while the previous one holds the lock",
-                              (TextEdit(guard.option_at, " -n"),), "unsafe")
+                edits = (TextEdit(guard.option_at, " -n"),) if guard.kind == "flock" and \
+                    guard.option_at and guard.wait_seconds is None else ()
                 yield self.finding(
                     job.span,
                     f"`{job.schedule.text}` job waits for its {guard.kind} lock "
                     f"{_wait_text(guard.wait_seconds)} instead of skipping: slow runs queue up "
                     f"and then run back to back",
-                    job.id, [Related(guard.span, "the waiting guard")], fix)
+                    job.id, [Related(guard.span, "the waiting guard")], edits,
+                    "add -n: skip the run while the previous one holds the lock")
             for lock in job.all_locks:
                 # a time limit on the whole job also ends a wait inside it
                 wait = min((w for w in (lock.wait_seconds, job.runtime_bound_seconds)
@@ -236,7 +235,7 @@ class SchedulerPerWorker(Rule):
     name = "scheduler-per-worker"
     severity = Severity.ERROR
     summary = "An in-process scheduler started in an app that runs as several processes."
-    sources = ("python", "apscheduler", "k8s", "compose", "supervisor")
+    sources = ("python", "k8s", "compose")
 
     def check(self, project):
         for span, how, _copies, evidence, note in sorted(project.beat_processes, key=lambda b: b[0]):
@@ -342,7 +341,7 @@ class CronFileIgnored(Rule):
     severity = Severity.ERROR
     summary = "cron silently skips the file (bad cron.d name) or its last entry (no newline)."
     sources = ("cron",)
-    fixable = True
+    fix = "safe"  # the final newline
 
     def check(self, project):
         for cron_file in project.cron_files:
@@ -353,11 +352,11 @@ class CronFileIgnored(Rule):
                     f"cron ignores /etc/cron.d/{name}: cron.d file names may only hold letters, "
                     f"digits, '_' and '-' (run-parts naming), so none of its jobs ever run")
             if cron_file.last_entry_unterminated is not None:
-                fix = Fix("end the file with a newline", (TextEdit(cron_file.end_of_file, "\n"),)) \
-                    if cron_file.end_of_file else None
+                edits = (TextEdit(cron_file.end_of_file, "\n"),) if cron_file.end_of_file else ()
                 yield self.finding(
                     cron_file.last_entry_unterminated,
-                    "the last crontab entry has no final newline: cron does not run it", fix=fix)
+                    "the last crontab entry has no final newline: cron does not run it",
+                    edits=edits, fix_message="end the file with a newline")
 
 
 _STEP = re.compile(r"^(\*|\d+)/(\d+)$")

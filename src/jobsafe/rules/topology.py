@@ -28,7 +28,7 @@ class HostLocalLockMultiNode(Rule):
     name = "host-local-lock-multi-node"
     severity = Severity.ERROR
     summary = "A job guarded only by a host-local lock, deployed on more than one node."
-    sources = ("cron", "systemd", "k8s", "compose", "python")
+    sources = ("cron", "systemd", "k8s", "compose", "ansible", "python")
 
     def check(self, project):
         for job in project.runnable_jobs:
@@ -64,7 +64,7 @@ class LockOnNetworkFs(Rule):
     name = "lock-on-network-fs"
     severity = Severity.WARNING
     summary = "A flock/lockf lock file on a network filesystem."
-    sources = ("cron", "systemd", "k8s", "compose", "python")
+    sources = ("cron", "systemd", "k8s", "compose", "ansible", "python")
 
     def check(self, project):
         seen = set()
