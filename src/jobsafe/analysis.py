@@ -6,24 +6,21 @@ JOB900 finding and the rest of the tree is still analysed.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
-from .assembly.cron import CronSources, CronSource
-from .assembly.deploy import DeploymentSources
-from .assembly.python import PythonSources
-from .assembly.systemd import SystemdSources
+from .assembly.context import Context
+from .assembly.cron import CronAssembly
+from .assembly.deploy import ManifestAssembly
+from .assembly.python import PythonAssembly
+from .assembly.systemd import SystemdAssembly
+from .assembly.topology import TopologyAssembly
 from .baseline import assign_fingerprints
 from .config import Settings
 from .errors import InternalError, raise_internal_errors
-from .discover import (SourceFile, discover, find_project_root, find_root, is_sniffable, read_text,
-                       sniff_head)
+from .discover import discover, find_project_root, find_root
 from .link import Tree
-from .model import Finding, ParseError, Progress, Project, Span
+from .model import Finding, Progress, Project
 from .rules import Rule, all_rules, resolve_selector
-from .sources.kubernetes import Catalog
-from .sources.workloads import Workload
-from .sources.crontab import looks_like_crontab
 from .suppress import Suppression, apply_suppressions, parse_suppressions, per_file_ignored
 
 
@@ -51,155 +48,45 @@ class Analysis:
         return _line(self.texts, path, line)
 
 
-class Builder(CronSources, SystemdSources, DeploymentSources, PythonSources):
-    """Parses the discovered files into a Project."""
+def build_project(root: str, cwd: str, settings: Settings, workers: int = 1, cache=None,
+                  progress: Progress | None = None) -> tuple[Project, dict[str, tuple[str, str]]]:
+    """Parse the tree under ``root`` into a Project, one source family after another; also
+    the texts read (display path -> (kind, text)) for suppressions and excerpts."""
+    discovery = discover(root, cwd, settings.extend_exclude)
+    texts: dict[str, tuple[str, str]] = {}
+    tree = Tree(discovery, texts)
+    tree.python.cache = cache
+    if cache is not None:
+        from .cache import StatIndex
 
-    def __init__(self, root: str, cwd: str, settings: Settings, workers: int = 1, cache=None,
-                 progress: Progress | None = None):
-        self.root, self.cwd, self.settings = root, cwd, settings
-        self.workers = workers
-        self.progress = progress
-        self.discovery = discover(root, cwd, settings.extend_exclude)
-        self.texts: dict[str, tuple[str, str]] = {}  # display path -> (kind, text)
-        #: display path of a crontab -> display path of the Dockerfile that installs it
-        self.installed_by: dict[str, str] = {}
-        self.cron_images: set[str] = set()  # display paths of Dockerfiles that install cron jobs
-        self.manifests: list[tuple[str, list]] = []  # display path, YAML documents
-        self.k8s_catalog = Catalog()
-        self.workloads: list[Workload] = []
-        #: containers of each CronJob job (for its volumes)
-        self.job_containers: dict[str, list] = {}
-        #: a web server workload with several copies: (copies, evidence, note)
-        self.web_replicas: tuple[int, Span, str] | None = None
-        self.ansible_docs: list[tuple[SourceFile, list]] = []
-        self.tree = Tree(self.discovery, self.texts)
-        self.tree.python.cache = cache
-        if cache is not None:
-            from .cache import StatIndex
-
-            self.tree.python.stats = StatIndex(cache, f"{root}\0{cwd}")
-        self.project = Project(root=os.path.relpath(root, cwd).replace(os.sep, "/"))
-
-    def _tell(self, stage: str, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress(stage, done, total)
-
-    def error(self, path: str, message: str, line: int = 1) -> None:
-        self.project.parse_errors.append(ParseError(Span(path, line, 1, line, 1), message))
-
-    def peek(self, f: SourceFile) -> str | None:
-        """A file's text for a scan of the whole tree: the copy already read, else read
-        without keeping it (the file is not analysed, only searched)."""
-        if f.display in self.texts:
-            return self.texts[f.display][1]
-        return read_text(f.abs).content
-
-    def read(self, f: SourceFile, report: bool) -> str | None:
-        text = read_text(f.abs)
-        if text.content is None:
-            # a program or archive that happens to carry a crontab's name is not a crontab
-            if report and text.problem != "executable or archive":
-                self.error(f.display, f"{f.kind} not analysed: {text.problem}")
-            return None
-        self.texts[f.display] = (f.kind, text.content)
-        return text.content
-
-    def build(self) -> Project:
-        python = self.tree.python
-        matter = []
-        for done, rel in enumerate(sorted(python.files), 1):
-            if python.might_lock(rel):
-                matter.append(rel)
-            if done % 50 == 0 or done == len(python.files):
-                self._tell("scanning Python", done, len(python.files))
-        python.preload(matter, self.workers, self.progress)
-        cron_sources: dict[str, CronSource] = {}
-        for f in self.discovery.files:
-            if f.kind == "crontab":
-                cron_sources[f.rel] = CronSource(f)
-        for f in self.discovery.files:
-            if f.kind == "dockerfile":
-                self._guarded(f.display, lambda f=f: self._dockerfile(f, cron_sources))
-        for f in self.discovery.files:
-            if f.kind == "other" and f.rel not in cron_sources and is_sniffable(f.rel):
-                head = sniff_head(f.abs)
-                if head and not head.startswith("#!") and looks_like_crontab(head):
-                    cron_sources[f.rel] = CronSource(f)
-        for rel in sorted(cron_sources):
-            src = cron_sources[rel]
-            self._guarded(src.file.display, lambda src=src: self._crontab(src))
-        self._guarded(self.project.root, self._systemd)
-        for f in self.discovery.files:
-            if f.kind == "yaml":
-                self._guarded(f.display, lambda f=f: self._yaml(f))
-        self._guarded(self.project.root, self._ansible)
-        self._guarded(self.project.root, self._host_mounts)
-        for rel, f in sorted(self.tree.python.files.items()):
-            if self.tree.python.might_lock(rel):
-                self._guarded(f.display, lambda rel=rel: self._python(rel))
-        self.project.parse_errors.extend(self.tree.python.errors)
-        for display, reason in dict.fromkeys(self.discovery.unreadable):
-            self.error(display, f"not analysed: {reason}")
-        self.project.internal_errors.extend(self.tree.python.internal_errors)
-        self._guarded(self.project.root, self._topology)  # after every source made its jobs
-        self.project.pooler = self._pooler()
-        self.project.workers = self._workers() or self.web_replicas
-        self.project.files = sorted(set(self.texts) | python.unread)
-        return self.project
-
-    def _pooler(self) -> Span | None:
-        """Where the tree says connections are pooled per transaction (PgBouncer)."""
-        for f in self.discovery.files:
-            name = f.rel.rsplit("/", 1)[-1].lower()
-            if name.startswith("pgbouncer") and name.endswith((".ini", ".conf")) or \
-                    f.kind in ("python", "yaml"):
-                text = self.texts[f.display][1] if f.display in self.texts else (
-                    self.peek(f) if name.startswith("pgbouncer") else None)
-                if not text or not any(hint in text for hint in _POOLER_HINTS):
-                    continue
-                m = _POOLER.search(text)
-                if m:
-                    line = text.count("\n", 0, m.start()) + 1
-                    return Span(f.display, line)
-        return None
-
-    def _workers(self) -> tuple[int, Span, str] | None:
-        """gunicorn/uWSGI worker processes, from configs and command lines in the tree."""
-        for f in self.discovery.files:
-            name = f.rel.rsplit("/", 1)[-1].lower()
-            if not (name == "procfile" or name.startswith(("gunicorn", "uwsgi")) or
-                    f.kind in ("dockerfile", "yaml", "shell") or name.endswith((".ini", ".conf"))):
-                continue
-            text = self.peek(f)
-            if not text:
-                continue
-            for m in _WORKERS.finditer(text):
-                value = next(g for g in m.groups() if g is not None)
-                count = 2 if "cpu_count" in value else int(value) if value.isdigit() else 0
-                if count > 1:
-                    return (count, Span(f.display, text.count("\n", 0, m.start()) + 1),
-                            f"{count} worker processes")
-        return None
-
-    def _guarded(self, path: str, parse) -> None:
-        try:
-            parse()
-        except RecursionError:
-            self.error(path, "file too deeply nested to analyse")
-        except Exception as exc:  # a front-end bug must not stop the other files
-            if raise_internal_errors():
-                raise
-            self.project.internal_errors.append(InternalError.of(path, exc))
+        tree.python.stats = StatIndex(cache, f"{root}\0{cwd}")
+    project = Project(root=os.path.relpath(root, cwd).replace(os.sep, "/"))
+    ctx = Context(cwd, settings, discovery, texts, tree, project)
+    _preload_python(tree, workers, progress)
+    images = CronAssembly(ctx).run()
+    SystemdAssembly(ctx).run()
+    manifests = ManifestAssembly(ctx).run()
+    PythonAssembly(ctx).run()
+    TopologyAssembly(ctx, manifests, images).run()  # after every source made its jobs
+    for display, reason in dict.fromkeys(discovery.unreadable):
+        ctx.error(display, f"not analysed: {reason}")
+    project.files = sorted(set(texts) | tree.python.unread)
+    if tree.python.stats is not None:
+        tree.python.stats.save()
+    return project, texts
 
 
-_POOLER_HINTS = ("pool_mode", "POOL_MODE", "DISABLE_SERVER_SIDE_CURSORS", ":6432/")
-_POOLER = re.compile(r"(?im)^\s*pool_mode\s*=\s*transaction\b|DISABLE_SERVER_SIDE_CURSORS['\"]?\s*[:=]\s*True|"
-                     r"postgres(?:ql)?(?:\+\w+)?://[^\s'\"]*:6432/")
-
-
-_WORKERS = re.compile(
-    r"\bgunicorn\b[^\n]*?(?:-w\s*|--workers[= ])(\d+)|^\s*workers\s*=\s*([^\n#]+)|"
-    r"^\s*processes\s*=\s*(\d+)|--processes[= ](\d+)|WEB_CONCURRENCY[=:]\s*['\"]?(\d+)", re.M)
+def _preload_python(tree: Tree, workers: int, progress: Progress | None) -> None:
+    """The prefilter over every module, then the kept ones parsed (in worker processes when
+    there are enough of them)."""
+    python = tree.python
+    matter = []
+    for done, rel in enumerate(sorted(python.files), 1):
+        if python.might_lock(rel):
+            matter.append(rel)
+        if progress is not None and (done % 50 == 0 or done == len(python.files)):
+            progress("scanning Python", done, len(python.files))
+    python.preload(matter, workers, progress)
 
 
 def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
@@ -218,10 +105,9 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
 
         cache = FileCache.open(os.environ.get("JOBSAFE_CACHE_DIR") or
                                os.path.join(project_root, CACHE_DIR))
-    builder = Builder(root, cwd, settings, workers or os.cpu_count() or 1, cache, progress)
-    project = builder.build()
+    project, texts = build_project(root, cwd, settings, workers or os.cpu_count() or 1, cache,
+                                   progress)
     if cache is not None:
-        builder.tree.python.stats.save()
         cache.prune()
     rules: list[Rule] = [all_rules()[i](settings) for i in rule_ids]
     findings: list[Finding] = []
@@ -239,19 +125,19 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
         findings = [f for f in findings if f.span.path in scope or f.job in in_scope or
                     any(r.span.path in scope for r in f.related)]
     suppressions = {path: parse_suppressions(path, text, kind)
-                    for path, (kind, text) in builder.texts.items()}
+                    for path, (kind, text) in texts.items()}
     for span, codes, reason in project.annotation_ignores:
         suppressions.setdefault(span.path, []).append(
             Suppression(span, -1, codes, reason, lines=(span.line, span.end_line)))
     apply_suppressions(findings, suppressions)
     if "JOB901" in rule_ids:
         findings.extend(_unused(suppressions, scope, settings))
-    assign_fingerprints(findings, lambda p, n: _line(builder.texts, p, n),
+    assign_fingerprints(findings, lambda p, n: _line(texts, p, n),
                         lambda p: os.path.relpath(os.path.join(cwd, p), project_root))
     findings.sort(key=lambda f: f.sort_key)
     reported = [f for f in findings if f.suppressed is None]
     suppressed = [f for f in findings if f.suppressed is not None]
-    return Analysis(project, reported, suppressed, texts=builder.texts, cwd=cwd,
+    return Analysis(project, reported, suppressed, texts=texts, cwd=cwd,
                     project_root=project_root)
 
 

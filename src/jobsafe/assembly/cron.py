@@ -4,11 +4,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..discover import SourceFile
+from ..discover import SourceFile, is_sniffable, sniff_head
 from ..link import build_job
 from ..model import CronFile, Span
-from ..sources.crontab import cron_d_name_ok, looks_like_system_crontab, parse_crontab
+from ..sources.crontab import (cron_d_name_ok, looks_like_crontab, looks_like_system_crontab,
+                               parse_crontab)
 from ..sources.dockerfile import is_system_destination, parse_dockerfile
+from .context import Step
 
 
 @dataclass
@@ -19,8 +21,38 @@ class CronSource:
     installs: list[tuple[str, Span]] = field(default_factory=list)
 
 
-class CronSources:
-    """Mixin of the Builder."""
+@dataclass
+class CronImages:
+    """Which images run cron jobs: what topology needs to find the containers of a job."""
+
+    #: display path of a crontab -> display path of the Dockerfile that installs it
+    installed_by: dict[str, str] = field(default_factory=dict)
+    #: display paths of Dockerfiles that install cron jobs
+    dockerfiles: set[str] = field(default_factory=set)
+
+
+class CronAssembly(Step):
+    """Jobs of crontabs (found by name, by content, or as what a Dockerfile installs) and of
+    the crontab lines Dockerfiles write."""
+
+    def run(self) -> CronImages:
+        self.images = CronImages()
+        cron_sources: dict[str, CronSource] = {}
+        for f in self.discovery.files:
+            if f.kind == "crontab":
+                cron_sources[f.rel] = CronSource(f)
+        for f in self.discovery.files:
+            if f.kind == "dockerfile":
+                self.guarded(f.display, lambda f=f: self._dockerfile(f, cron_sources))
+        for f in self.discovery.files:
+            if f.kind == "other" and f.rel not in cron_sources and is_sniffable(f.rel):
+                head = sniff_head(f.abs)
+                if head and not head.startswith("#!") and looks_like_crontab(head):
+                    cron_sources[f.rel] = CronSource(f)
+        for rel in sorted(cron_sources):
+            src = cron_sources[rel]
+            self.guarded(src.file.display, lambda src=src: self._crontab(src))
+        return self.images
 
     def _dockerfile(self, f: SourceFile, cron_sources: dict[str, CronSource]) -> None:
         text = self.read(f, report=False)
@@ -30,14 +62,14 @@ class CronSources:
         base = os.path.dirname(f.rel)
         for entry in result.entries:
             self._add_cron_job(f.display, entry, base)
-            self.cron_images.add(f.display)
+            self.images.dockerfiles.add(f.display)
         for hint in result.copies:
             for src in hint.sources:
                 for rel in self._context_files(base, src):
                     target = cron_sources.setdefault(rel, CronSource(self.tree.files[rel]))
                     target.system = is_system_destination(hint.dest)
-                    self.installed_by[self.tree.files[rel].display] = f.display
-                    self.cron_images.add(f.display)
+                    self.images.installed_by[self.tree.files[rel].display] = f.display
+                    self.images.dockerfiles.add(f.display)
                     if hint.dest.startswith("/etc/cron.d"):
                         name = rel.rsplit("/", 1)[-1] if hint.dest.endswith(("/", "cron.d")) \
                             else hint.dest.rsplit("/", 1)[-1]

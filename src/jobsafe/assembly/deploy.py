@@ -4,33 +4,54 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from ..discover import SourceFile
 from ..link import build_job
-from ..model import CronFile, Job, Mount, ParseError, Schedule, Span, WorkflowFacts
+from ..model import CronFile, Job, ParseError, Schedule, Span, WorkflowFacts
 from ..schedule import cron_schedule, expand_macro
 from ..timespec import ScheduleError
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
 from ..sources.compose import compose_services
 from ..sources.crontab import cron_d_name_ok
-from ..sources.kubernetes import classify_claim, cronjobs, workloads
+from ..sources.kubernetes import Catalog, cronjobs
 from ..sources.mounts import fstab_mounts, mount_unit
 from ..sources.shell import Locator
-from ..sources.supervisor import looks_like_supervisor, supervisor_programs
-from ..sources.workloads import (Container, Volume, Workload, celery_role, image_name,
-                                 runs_cron_daemon, runs_web_server)
+from ..sources.workloads import Container, Workload
 from ..sources.workflows import is_workflow, scheduled_workflow
-from ..sources.yamlfile import TEMPLATE_VALUE, YamlError, YamlTooLarge, load_documents
+from ..sources.yamlfile import TEMPLATE_VALUE, YamlError, YamlTooLarge, YNode, load_documents
 from ..paths import is_test_path
+from .context import Step
 
 
 _ANSIBLE_HINTS = re.compile(r"^\s*-?\s*(?:ansible\.(?:builtin|legacy)\.)?cron:|^\s*-?\s*hosts:|"
                             r"^all:\s*$", re.M)
 
 
-class DeploymentSources:
-    """Mixin of the Builder."""
+@dataclass
+class Manifests:
+    """What the YAML files hold besides their jobs, for the ansible and topology steps."""
+
+    documents: list[tuple[str, list[YNode]]] = field(default_factory=list)  # (display, docs)
+    catalog: Catalog = field(default_factory=Catalog)  # Kubernetes claims, classes, volumes
+    workloads: list[Workload] = field(default_factory=list)  # compose services so far
+    #: the containers of each CronJob job (for its volumes)
+    job_containers: dict[str, list[Container]] = field(default_factory=dict)
+    ansible: list[tuple[SourceFile, list[YNode]]] = field(default_factory=list)
+
+
+class ManifestAssembly(Step):
+    """Kubernetes CronJobs, GitHub Actions schedules and compose services from YAML; then
+    Ansible cron tasks with their inventories; then the network mounts of the hosts."""
+
+    def run(self) -> Manifests:
+        self.manifests = Manifests()
+        for f in self.discovery.files:
+            if f.kind == "yaml":
+                self.guarded(f.display, lambda f=f: self._yaml(f))
+        self.guarded(self.project.root, self._ansible)
+        self.guarded(self.project.root, self._host_mounts)
+        return self.manifests
 
     def _yaml(self, f: SourceFile) -> None:
         text = self.read(f, report=False)
@@ -59,12 +80,13 @@ class DeploymentSources:
             scheduled = scheduled_workflow(f.display, doc)
             if scheduled is not None:
                 self._workflow(scheduled)
-        self.manifests.append((f.display, docs))
-        self.k8s_catalog.read(f.display, docs)
+        self.manifests.documents.append((f.display, docs))
+        self.manifests.catalog.read(f.display, docs)
         for doc in docs:
-            self.workloads.extend(compose_services(f.display, f.rel, doc, self.tree.files))
+            self.manifests.workloads.extend(compose_services(f.display, f.rel, doc,
+                                                             self.tree.files))
         if ansible:
-            self.ansible_docs.append((f, docs))
+            self.manifests.ansible.append((f, docs))
 
     def _cronjob(self, spec, base: str) -> None:
         text = spec.schedule.strip()
@@ -95,7 +117,7 @@ class DeploymentSources:
                     "replicas_note": f"parallelism: {count} pods per run"}
         job = build_job(job_id, "k8s", spec.schedule_span, schedule, commands, self.tree, base,
                         k8s=spec.facts, **pods)
-        self.job_containers[job_id] = spec.containers
+        self.manifests.job_containers[job_id] = spec.containers
         bounds = [b for b in (job.runtime_bound_seconds, spec.facts.active_deadline_seconds) if b]
         self.project.jobs.append(replace(job, runtime_bound_seconds=min(bounds) if bounds else None))
         if spec.ignore is not None:
@@ -123,17 +145,17 @@ class DeploymentSources:
                 if text is not None:
                     groups.update(ini_inventory(f.display, text))
         role_hosts: dict[str, str] = {}
-        for f, docs in self.ansible_docs:
+        for f, docs in self.manifests.ansible:
             for doc in docs:
                 if isinstance(doc.value, dict) and doc.get("all") is not None:
                     groups.update(yaml_inventory(f.display, doc))
                 role_hosts.update(play_roles(doc))
-        for f, docs in self.ansible_docs:
+        for f, docs in self.manifests.ansible:
             if is_test_path(f.rel):
                 continue  # the cron module's own integration tests, test playbooks
             for doc in docs:
                 for task in cron_tasks(f.display, doc, role_hosts):
-                    self._guarded(f.display, lambda task=task, f=f: self._cron_task(task, f, groups))
+                    self.guarded(f.display, lambda task=task, f=f: self._cron_task(task, f, groups))
 
     def _cron_task(self, task, f: SourceFile, groups) -> None:
         text = task.schedule
@@ -177,91 +199,3 @@ class DeploymentSources:
                 self.project.host_mounts.extend(
                     mount_unit(name, f.display, text) if name.endswith(".mount")
                     else fstab_mounts(f.display, text))
-
-    def _topology(self) -> None:
-        """How many copies of each job run and what they mount: the workloads (Kubernetes
-        controllers, compose services) whose containers run the job, else ``replicas`` from
-        the configuration."""
-        for path, docs in self.manifests:
-            self.workloads.extend(workloads(path, docs, self.k8s_catalog))
-        for f in self.discovery.files:
-            if f.rel.endswith((".conf", ".ini")) and looks_like_supervisor(self.peek(f) or ""):
-                text = self.read(f, report=False)  # kept: findings point into it
-                if text is not None:
-                    self.workloads.extend(supervisor_programs(f.display, text))
-        configured = None
-        if self.settings.replicas and self.settings.replicas > 1 and self.settings.source:
-            source = os.path.relpath(self.settings.source, self.cwd).replace(os.sep, "/")
-            configured = (self.settings.replicas, Span(source, 1), f"{self.settings.replicas} "
-                                                                   f"replicas (configuration)")
-        for i, job in enumerate(self.project.jobs):
-            runs_in = self._containers_of(job)
-            mounts = tuple(dict.fromkeys(self._mount(path, volume) for _, container in runs_in
-                                         for path, volume in container.mounts))
-            mounts += tuple(self._mount(path, volume) for container in
-                            self.job_containers.get(job.id, ()) for path, volume in container.mounts)
-            changes = {"mounts": mounts} if mounts else {}
-            several = max((w for w, _ in runs_in if w.copies > 1), key=lambda w: w.copies,
-                          default=None)
-            found = (several.copies, several.evidence, several.note) if several else configured
-            if found is not None and job.replicas is None:
-                changes.update(replicas=found[0], replicas_evidence=found[1], replicas_note=found[2])
-            if changes:
-                self.project.jobs[i] = replace(job, **changes)
-        for workload in self.workloads:
-            if workload.copies <= 1:
-                continue
-            for container in workload.containers:
-                role = celery_role(container.command)
-                if role in ("beat", "worker -B"):
-                    self.project.beat_processes.append((container.command_span, f"celery {role}",
-                                                        workload.copies, workload.evidence,
-                                                        workload.note))
-                if runs_web_server(container.command) and self.web_replicas is None:
-                    self.web_replicas = (workload.copies, workload.evidence, workload.note)
-
-    def _containers_of(self, job: Job) -> list[tuple[Workload, Container]]:
-        """The long-running containers that run a job: the cron daemon of an image built from
-        the Dockerfile that installs its crontab; the Celery (or Huey) workers for a task."""
-        if job.source in ("celery", "huey"):
-            return [(w, c) for w in self.workloads for c in w.containers
-                    if _runs_tasks(c.command, job.source)]
-        dockerfile = job.span.path if job.span.path in self.cron_images else \
-            self.installed_by.get(job.span.path)
-        if dockerfile is None:
-            return []
-        return [(w, c) for w in self.workloads for c in w.containers
-                if self._built_from(c, dockerfile)]
-
-    def _built_from(self, container: Container, dockerfile: str) -> bool:
-        if container.dockerfile is not None:
-            return container.dockerfile == dockerfile
-        if not container.image:
-            return False
-        folder, name = os.path.split(dockerfile)
-        names = {os.path.basename(folder)} | ({name.split(".", 1)[1]} if "." in name else set())
-        if image_name(container.image) in names:
-            return True
-        # one image in the tree installs crontabs, and this container runs a cron daemon
-        return runs_cron_daemon(container.command) and len(self.cron_images) == 1
-
-    def _mount(self, path: str, volume: Volume) -> Mount:
-        kind, what = volume.kind, volume.detail
-        if kind == "pvc":
-            kind, what = classify_claim(volume.detail, self.k8s_catalog)
-        elif kind == "network":
-            what = f"{what} ({volume.name})" if volume.name else what
-        elif kind in ("compose", "bind"):
-            kind, what = "shared", f"{volume.detail} {volume.name}"
-        elif kind == "emptyDir":
-            kind, what = "local", "emptyDir (pod-local)"
-        else:
-            kind, what = "local" if kind == "hostPath" else "other", what or volume.name
-        return Mount(path, kind, what, volume.span)
-
-
-def _runs_tasks(command: str | None, source: str) -> bool:
-    """Whether a container consumes the tasks a Celery or Huey schedule sends."""
-    if source == "celery":
-        return (celery_role(command) or "").startswith("worker")
-    return "huey_consumer" in (command or "")

@@ -9,6 +9,7 @@ from ..schedule import cron_schedule
 from ..timespec import ScheduleError
 from ..sources.python.index import entry_code, resolve_function
 from ..paths import is_test_path
+from .context import Step
 
 _DJANGO_CRON_SETTING = re.compile(
     r"^(DJANGO_CRON_LOCK_BACKEND|DJANGO_CRON_LOCK_TIME)\s*=\s*(.+?)\s*(?:#.*)?$", re.M)
@@ -24,10 +25,19 @@ def eval_number(text: str) -> float:
     return value
 
 
-class PythonSources:
-    """Mixin of the Builder."""
+class PythonAssembly(Step):
+    """Locks and hazards of every module the prefilter keeps, and the jobs of in-process
+    schedulers (Celery beat, APScheduler, Huey, django-crontab, django-cron)."""
 
     _cron_settings: dict[str, tuple[str, Span]] | None = None
+
+    def run(self) -> None:
+        python = self.tree.python
+        for rel, f in sorted(python.files.items()):
+            if python.might_lock(rel):
+                self.guarded(f.display, lambda rel=rel: self._python(rel))
+        self.project.parse_errors.extend(python.errors)
+        self.project.internal_errors.extend(python.internal_errors)
 
     def _scheduled_call(self, rel: str, call) -> None:
         if call.cron:
@@ -105,7 +115,7 @@ class PythonSources:
             return
         if not is_test_path(rel):  # test code declares schedules to test the scheduler
             for call in module.schedules:
-                self._guarded(module.path, lambda call=call: self._scheduled_call(rel, call))
+                self.guarded(module.path, lambda call=call: self._scheduled_call(rel, call))
         for unit in module.units.values():
             self.project.code_locks.extend(unit.locks)
             self.project.code_facts.extend(unit.facts)

@@ -12,6 +12,7 @@ from ..timespec import ScheduleError
 from ..sources.shell import Locator
 from ..sources.systemd import (Assignment, UnitFile, expand_specifiers, parse_timespan,
                                parse_unit, split_exec)
+from .context import Step
 
 
 #: work that systemd does not stop with the unit, whatever its KillMode
@@ -31,10 +32,10 @@ def _yes(assignment: Assignment | None) -> bool:
     return assignment is not None and assignment.value.lower() in ("yes", "true", "1", "on")
 
 
-class SystemdSources:
-    """Mixin of the Builder."""
+class SystemdAssembly(Step):
+    """A job per timer: its service's ExecStart lines, with the unit's limits."""
 
-    def _systemd(self) -> None:
+    def run(self) -> None:
         units: dict[str, UnitFile] = {}
         dropins: dict[str, list[UnitFile]] = {}
         for f in self.discovery.files:
@@ -74,7 +75,7 @@ class SystemdSources:
                 continue
             if timer.is_template and name.split("@", 1)[0] in instantiated:
                 continue  # analysed through its instances (foo@bar.timer)
-            self._guarded(timer.display, lambda timer=timer: self._timer_job(timer, units))
+            self.guarded(timer.display, lambda timer=timer: self._timer_job(timer, units))
 
     def _timer_job(self, timer: UnitFile, units: dict[str, UnitFile]) -> None:
         target = timer.last("Timer", "Unit")

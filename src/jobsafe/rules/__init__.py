@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import ClassVar, Iterator
 
 from ..config import ConfigError, Settings
-from ..model import (SOURCE_FAMILIES, Applicability, Finding, Fix, Project, Related, Severity,
+from ..model import (Applicability, Finding, Fix, Project, Related, Severity,
                      SourceFamily, Span, TextEdit)
 
 

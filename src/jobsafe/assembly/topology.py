@@ -1,0 +1,167 @@
+"""Topology: how many copies of each job run and what they mount (the workloads whose
+containers run it: Kubernetes controllers, compose services, supervisor programs), which
+Celery beats and web servers run several times, and whether connections go through a
+transaction-pooling PgBouncer."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+
+from ..model import Job, Mount, Span
+from ..sources.kubernetes import classify_claim, workloads
+from ..sources.supervisor import looks_like_supervisor, supervisor_programs
+from ..sources.workloads import (Container, Volume, Workload, celery_role, image_name,
+                                 runs_cron_daemon, runs_web_server)
+from .context import Context, Step
+from .cron import CronImages
+from .deploy import Manifests
+
+
+class TopologyAssembly(Step):
+    """Runs after every source made its jobs."""
+
+    def __init__(self, ctx: Context, manifests: Manifests, images: CronImages):
+        super().__init__(ctx)
+        self.manifests, self.images = manifests, images
+        self.workloads: list[Workload] = list(manifests.workloads)
+        #: a web server workload with several copies: (copies, evidence, note)
+        self.web_replicas: tuple[int, Span, str] | None = None
+
+    def run(self) -> None:
+        self.guarded(self.project.root, self._topology)
+        self.project.pooler = self._pooler()
+        self.project.workers = self._workers() or self.web_replicas
+
+    def _topology(self) -> None:
+        """How many copies of each job run and what they mount: the workloads (Kubernetes
+        controllers, compose services) whose containers run the job, else ``replicas`` from
+        the configuration."""
+        for path, docs in self.manifests.documents:
+            self.workloads.extend(workloads(path, docs, self.manifests.catalog))
+        for f in self.discovery.files:
+            if f.rel.endswith((".conf", ".ini")) and looks_like_supervisor(self.peek(f) or ""):
+                text = self.read(f, report=False)  # kept: findings point into it
+                if text is not None:
+                    self.workloads.extend(supervisor_programs(f.display, text))
+        configured = None
+        if self.settings.replicas and self.settings.replicas > 1 and self.settings.source:
+            source = self.ctx.display(self.settings.source)
+            configured = (self.settings.replicas, Span(source, 1), f"{self.settings.replicas} "
+                                                                   f"replicas (configuration)")
+        for i, job in enumerate(self.project.jobs):
+            runs_in = self._containers_of(job)
+            mounts = tuple(dict.fromkeys(self._mount(path, volume) for _, container in runs_in
+                                         for path, volume in container.mounts))
+            mounts += tuple(self._mount(path, volume) for container in
+                            self.manifests.job_containers.get(job.id, ())
+                            for path, volume in container.mounts)
+            changes = {"mounts": mounts} if mounts else {}
+            several = max((w for w, _ in runs_in if w.copies > 1), key=lambda w: w.copies,
+                          default=None)
+            found = (several.copies, several.evidence, several.note) if several else configured
+            if found is not None and job.replicas is None:
+                changes.update(replicas=found[0], replicas_evidence=found[1], replicas_note=found[2])
+            if changes:
+                self.project.jobs[i] = replace(job, **changes)
+        for workload in self.workloads:
+            if workload.copies <= 1:
+                continue
+            for container in workload.containers:
+                role = celery_role(container.command)
+                if role in ("beat", "worker -B"):
+                    self.project.beat_processes.append((container.command_span, f"celery {role}",
+                                                        workload.copies, workload.evidence,
+                                                        workload.note))
+                if runs_web_server(container.command) and self.web_replicas is None:
+                    self.web_replicas = (workload.copies, workload.evidence, workload.note)
+
+    def _pooler(self) -> Span | None:
+        """Where the tree says connections are pooled per transaction (PgBouncer)."""
+        for f in self.discovery.files:
+            name = f.rel.rsplit("/", 1)[-1].lower()
+            if name.startswith("pgbouncer") and name.endswith((".ini", ".conf")) or \
+                    f.kind in ("python", "yaml"):
+                text = self.texts[f.display][1] if f.display in self.texts else (
+                    self.peek(f) if name.startswith("pgbouncer") else None)
+                if not text or not any(hint in text for hint in _POOLER_HINTS):
+                    continue
+                m = _POOLER.search(text)
+                if m:
+                    line = text.count("\n", 0, m.start()) + 1
+                    return Span(f.display, line)
+        return None
+
+    def _workers(self) -> tuple[int, Span, str] | None:
+        """gunicorn/uWSGI worker processes, from configs and command lines in the tree."""
+        for f in self.discovery.files:
+            name = f.rel.rsplit("/", 1)[-1].lower()
+            if not (name == "procfile" or name.startswith(("gunicorn", "uwsgi")) or
+                    f.kind in ("dockerfile", "yaml", "shell") or name.endswith((".ini", ".conf"))):
+                continue
+            text = self.peek(f)
+            if not text:
+                continue
+            for m in _WORKERS.finditer(text):
+                value = next(g for g in m.groups() if g is not None)
+                count = 2 if "cpu_count" in value else int(value) if value.isdigit() else 0
+                if count > 1:
+                    return (count, Span(f.display, text.count("\n", 0, m.start()) + 1),
+                            f"{count} worker processes")
+        return None
+
+    def _containers_of(self, job: Job) -> list[tuple[Workload, Container]]:
+        """The long-running containers that run a job: the cron daemon of an image built from
+        the Dockerfile that installs its crontab; the Celery (or Huey) workers for a task."""
+        if job.source in ("celery", "huey"):
+            return [(w, c) for w in self.workloads for c in w.containers
+                    if _runs_tasks(c.command, job.source)]
+        dockerfile = job.span.path if job.span.path in self.images.dockerfiles else \
+            self.images.installed_by.get(job.span.path)
+        if dockerfile is None:
+            return []
+        return [(w, c) for w in self.workloads for c in w.containers
+                if self._built_from(c, dockerfile)]
+
+    def _built_from(self, container: Container, dockerfile: str) -> bool:
+        if container.dockerfile is not None:
+            return container.dockerfile == dockerfile
+        if not container.image:
+            return False
+        folder, name = os.path.split(dockerfile)
+        names = {os.path.basename(folder)} | ({name.split(".", 1)[1]} if "." in name else set())
+        if image_name(container.image) in names:
+            return True
+        # one image in the tree installs crontabs, and this container runs a cron daemon
+        return runs_cron_daemon(container.command) and len(self.images.dockerfiles) == 1
+
+    def _mount(self, path: str, volume: Volume) -> Mount:
+        kind, what = volume.kind, volume.detail
+        if kind == "pvc":
+            kind, what = classify_claim(volume.detail, self.manifests.catalog)
+        elif kind == "network":
+            what = f"{what} ({volume.name})" if volume.name else what
+        elif kind in ("compose", "bind"):
+            kind, what = "shared", f"{volume.detail} {volume.name}"
+        elif kind == "emptyDir":
+            kind, what = "local", "emptyDir (pod-local)"
+        else:
+            kind, what = "local" if kind == "hostPath" else "other", what or volume.name
+        return Mount(path, kind, what, volume.span)
+
+
+def _runs_tasks(command: str | None, source: str) -> bool:
+    """Whether a container consumes the tasks a Celery or Huey schedule sends."""
+    if source == "celery":
+        return (celery_role(command) or "").startswith("worker")
+    return "huey_consumer" in (command or "")
+
+
+_POOLER_HINTS = ("pool_mode", "POOL_MODE", "DISABLE_SERVER_SIDE_CURSORS", ":6432/")
+_POOLER = re.compile(r"(?im)^\s*pool_mode\s*=\s*transaction\b|DISABLE_SERVER_SIDE_CURSORS['\"]?\s*[:=]\s*True|"
+                     r"postgres(?:ql)?(?:\+\w+)?://[^\s'\"]*:6432/")
+
+
+_WORKERS = re.compile(
+    r"\bgunicorn\b[^\n]*?(?:-w\s*|--workers[= ])(\d+)|^\s*workers\s*=\s*([^\n#]+)|"
+    r"^\s*processes\s*=\s*(\d+)|--processes[= ](\d+)|WEB_CONCURRENCY[=:]\s*['\"]?(\d+)", re.M)
