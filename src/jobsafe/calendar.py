@@ -142,9 +142,10 @@ class CalendarSpec:
 
 def _weekday_text(days: frozenset[int]) -> str:
     ordered = sorted(days)
-    runs, start = [], ordered[0]
-    for prev, cur in zip(ordered, ordered[1:] + [None]):
-        if cur != prev + 1 if cur is not None else True:
+    runs: list[tuple[int, int]] = []
+    start = ordered[0]
+    for prev, cur in zip(ordered, ordered[1:] + [-1]):
+        if cur != prev + 1:  # -1 closes the last run
             runs.append((start, prev))
             start = cur
     return ",".join(_DISPLAY_DAYS[a] if a == b else

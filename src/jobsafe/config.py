@@ -6,14 +6,15 @@ the CLI turns into exit status 2 with the key's name.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 
 from .model import Severity
 from .timespec import SYSTEMD, parse_duration
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     import tomli as tomllib
 
 
@@ -58,7 +59,7 @@ def find_config(start: str) -> tuple[str, dict] | None:
     while True:
         dedicated = os.path.join(probe, ".jobsafe.toml")
         if os.path.isfile(dedicated):
-            return dedicated, _load(dedicated, dedicated=True)
+            return dedicated, _load(dedicated, dedicated=True) or {}
         pyproject = os.path.join(probe, "pyproject.toml")
         if os.path.isfile(pyproject):
             table = _load(pyproject, dedicated=False)
@@ -91,8 +92,7 @@ def load_settings(config_file: str | None, start: str, known_rules) -> Settings:
         if not os.path.isfile(config_file):
             raise ConfigError(f"{config_file}: no such configuration file")
         dedicated = not config_file.endswith("pyproject.toml")
-        table = _load(config_file, dedicated) or {}
-        found = (config_file, table)
+        found: tuple[str, dict] | None = (config_file, _load(config_file, dedicated) or {})
     else:
         found = find_config(start)
     if found is None:

@@ -52,7 +52,7 @@ def fixed_texts(findings: list[Finding]) -> dict[str, tuple[str, str, str]]:
     for path, items in plan(findings).items():
         with open(path, "rb") as fh:
             original, encoding = _decode(fh.read())
-        edits = [e for f in items for e in f.fix.edits]
+        edits = [e for f in items if f.fix is not None for e in f.fix.edits]
         out[path] = (original, apply_edits(original, edits), encoding)
     return out
 

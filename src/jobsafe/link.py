@@ -10,24 +10,29 @@ from __future__ import annotations
 import configparser
 import os
 import re
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 
 from .discover import Discovery, SourceFile, read_text
-from .model import Entry, Job, Lock, Schedule, Span, Target
+from .model import Entry, EntryKind, Job, JobSource, Lock, Schedule, Span, Target
 from .sources.python.index import PythonIndex, entry_code
 from .sources.shell import SHELLS, Invocation, Locator, analyze, basename
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     import tomli as tomllib
 
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
 _PY_OPTS_WITH_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
-_SCRIPT_INTERPRETERS = SHELLS | {"perl", "ruby", "php", "node", "Rscript", "lua", "tclsh"}
+#: interpreters that run a script file, by command name -> the entry kind they give it
+_SCRIPT_INTERPRETERS: dict[str, EntryKind] = {
+    **dict.fromkeys(SHELLS, "shell"), "perl": "perl", "ruby": "ruby", "php": "php",
+    "node": "node", "Rscript": "Rscript", "lua": "lua", "tclsh": "tclsh"}
 _DJANGO = {"manage.py", "django-admin", "django-admin.py"}
-_FRAMEWORK_CONSOLES = {"artisan", "console"}  # Laravel, Symfony (bin/console)
+#: Laravel's and Symfony's (bin/console) command runners
+_FRAMEWORK_CONSOLES: dict[str, EntryKind] = {"artisan": "artisan", "console": "console"}
 #: lock vocabulary of Python source, for a module libcst cannot parse
 _PY_LOCK_TOKENS = re.compile(
     r"\b(?:fcntl|lockf|flock|FileLock|SoftFileLock|filelock|portalocker|fasteners|"
@@ -49,7 +54,7 @@ _PERL_USE = re.compile(r"^\s*use\s+([A-Z]\w*(?:::\w+)+)", re.M)
 @dataclass(frozen=True)
 class Resolved:
     file: SourceFile
-    kind: str
+    kind: EntryKind
     function: str | None = None
 
 
@@ -250,13 +255,12 @@ class Tree:
                 f = self.find(script, cwd, base)
                 return (Resolved(f, "artisan") if f else None), True
             f = self.find(script, cwd, base)
-            return (Resolved(f, "shell" if name in SHELLS else name)
-                    if f else None), f is not None
+            return (Resolved(f, _SCRIPT_INTERPRETERS[name]) if f else None), f is not None
         if name in _DJANGO:
             return self._django(argv[1:]), True
         if name in _FRAMEWORK_CONSOLES and ("/" in argv[0] or name == "artisan"):
             f = self.find(argv[0], cwd, base)
-            return (Resolved(f, name) if f else None), True
+            return (Resolved(f, _FRAMEWORK_CONSOLES[name]) if f else None), True
         if "/" in argv[0]:
             f = self.find(argv[0], cwd, base)
             if f is not None and _is_script(f):

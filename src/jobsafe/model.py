@@ -22,6 +22,54 @@ SOURCE_FAMILIES: tuple[SourceFamily, ...] = get_args(SourceFamily)
 #: ruff's fix model: a safe fix keeps what the code does, an unsafe one changes it
 Applicability = Literal["safe", "unsafe"]
 
+# -- the fixed vocabularies of the model (a type checker holds every producer to them)
+
+#: how far a lock reaches: the process that takes it, the host, every host
+LockScope = Literal["process", "host", "cluster"]
+#: what frees a lock whose holder died or hung
+StaleHandling = Literal[
+    "none",           # nothing: a lock or pid file whose existence alone means "locked"
+    "pid-check",      # the stored PID is checked for a live process (a hung one is alive)
+    "age-check",      # the file is treated as stale after an age
+    "kernel",         # the kernel drops it with the process (flock, lockf, filelock)
+    "ttl",            # it expires (ttl_seconds; None there: no expiry was set)
+    "session",        # the database drops it with the connection
+    "removed-first",  # the file is removed before it is created: no exclusion at all
+    "process",        # an in-process lock: gone with the process, shared with nobody
+]
+#: the lock itself: a library, a kernel call, or a hand-made file, key or row
+LockKind = Literal[
+    "flock", "lockf", "filelock", "soft-filelock", "portalocker", "portalocker-redis",
+    "fasteners", "zc.lockfile", "tendo", "lockfile", "pid-file", "lock-file", "lock-dir",
+    "redis-lock", "python-redis-lock", "redlock", "redis-key", "cache-key", "cache-lock",
+    "huey-lock", "db-row-lock", "pg-advisory", "mysql-get-lock",
+    "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo", "setlock",
+    "threading.Lock", "threading.RLock", "threading.Semaphore", "threading.BoundedSemaphore",
+    "multiprocessing.Lock", "multiprocessing.RLock", "asyncio.Lock", "asyncio.Semaphore",
+]
+#: a schedule-layer guard: a wrapper around the command (flock(1), run-one, ...)
+GuardKind = Literal["flock", "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo",
+                    "setlock"]
+#: how a lock is released
+Release = Literal["with", "finally", "atexit", "plain", "none", "unknown", "process-exit"]
+#: what kind of schedule: a cron expression, systemd calendar events, a fixed interval,
+#: at boot only, or a value filled in at deploy time
+ScheduleKind = Literal["cron", "calendar", "interval", "reboot", "templated"]
+#: the resolved entry point of a job
+EntryKind = Literal["python", "shell", "script", "module", "manage.py", "console-script",
+                    "function", "artisan", "console", "perl", "ruby", "php", "node", "Rscript",
+                    "lua", "tclsh"]
+#: a construct in job code that defeats a lock or repeats a side effect
+FactKind = Literal["exit-in-scope", "yield-in-scope", "fork-in-scope", "unlink-flock",
+                   "retry-on-lock", "blocking-in-async", "handle-dropped", "unchecked-try-lock",
+                   "lock-key-per-host", "key-per-run", "key-fresh-record", "key-missing",
+                   "path-per-run", "scheduler-start", "starts-threads"]
+#: what a filesystem where a job runs is, for its lock files
+MountKind = Literal["network", "shared", "local", "other"]
+#: where a job comes from (the JSON inventory's ``source``)
+JobSource = Literal["cron", "systemd", "k8s", "compose", "gha", "ansible", "celery",
+                    "apscheduler", "schedule", "huey", "django", "django-cron"]
+
 
 class Severity(str, Enum):
     INFO = "info"
@@ -61,7 +109,7 @@ class Schedule:
     """When a job fires. ``text`` is the schedule as written."""
 
     text: str
-    kind: str  # "cron" | "calendar" | "interval" | "reboot" | "templated"
+    kind: ScheduleKind
     timezone: str | None = None
     min_interval_seconds: int | None = None
     runs_per_day: float | None = None
@@ -83,7 +131,7 @@ class Schedule:
 class Guard:
     """A schedule-layer overlap guard such as ``flock -n`` or ``run-one``."""
 
-    kind: str  # flock | run-one | lckdo | solo | setlock | run-this-one
+    kind: GuardKind
     blocking: bool
     wait_seconds: float | None
     span: Span
@@ -96,13 +144,13 @@ class Guard:
 class Lock:
     """A lock taken in a job's entry code (shell script or Python)."""
 
-    kind: str  # flock, lock-file, lock-dir, pid-file, ...
-    scope: str  # process | host | cluster
+    kind: LockKind
+    scope: LockScope
     span: Span
     path: str | None = None
     key: str | None = None
     ttl_seconds: float | None = None
-    stale_handling: str = "none"  # none | pid-check | age-check | kernel
+    stale_handling: StaleHandling = "none"
     blocking: bool | None = None
     wait_seconds: float | None = None  # a bounded wait (flock -w)
     #: for lock files: the non-atomic existence test that precedes creation (JOB201)
@@ -112,7 +160,7 @@ class Lock:
     api: str | None = None  # the library call, e.g. "filelock.FileLock"
     try_lock: bool = False  # acquisition that returns instead of waiting
     result_checked: bool | None = None  # for try-locks: is the result tested?
-    release: str = "unknown"  # with | finally | atexit | plain | none
+    release: Release = "unknown"
     release_span: Span | None = None  # the plain release call
     renewed: bool = False  # TTL extended while held (extend, auto_renewal)
     scope_lines: tuple[int, int] | None = None  # the lines the lock protects
@@ -142,12 +190,14 @@ class CodeFact:
     """A construct in job code that defeats a lock (JOB204, JOB208-JOB215) or repeats a side
     effect on a rerun (JOB401-JOB404)."""
 
-    kind: str  # exit-in-scope | yield-in-scope | fork-in-scope | unlink-flock | retry-on-lock |
-    #          blocking-in-async | handle-dropped | unchecked-try-lock
+    kind: FactKind
     span: Span
+    #: the construct in words (``sys.exit()``); for 4xx, where the offending value comes from
     detail: str
     lock: Lock | None = None
     origin: Span | None = None  # where the offending value comes from (4xx)
+    api: str | None = None  # 4xx: the call whose key or path it is (``stripe.Charge.create``)
+    key: str | None = None  # 4xx: the key parameter (``idempotency_key``)
 
 
 @dataclass(frozen=True)
@@ -163,7 +213,7 @@ class Entry:
     """The code a job runs, resolved in the analysed tree."""
 
     path: str  # display path of the resolved file
-    kind: str  # python | shell | manage.py | console-script | module
+    kind: EntryKind
     function: str | None = None
     locks: tuple[Lock, ...] = ()
     #: work the entry script leaves running when it exits (escapes any guard around it)
@@ -193,7 +243,7 @@ class Target:
     identity: str = ""
     #: "run" for the program the command runs; "run-parts" for each script of a run-parts
     #: folder (their locks are their own, not a guard of the whole job)
-    role: str = "run"
+    role: Literal["run", "run-parts"] = "run"
 
 
 @dataclass(frozen=True)
@@ -217,13 +267,32 @@ class Mount:
     """A filesystem mounted where a job runs; a lock file's meaning depends on it."""
 
     path: str  # the mount point
-    kind: str  # network (NFS, EFS, CephFS...) | shared (one volume for all copies) | local
+    kind: MountKind  # network (NFS, EFS, CephFS...), shared (one volume for all copies), ...
     what: str  # "nfs volume files", "PVC data of class efs-sc", "emptyDir" ...
     span: Span
 
     def holds(self, path: str | None) -> bool:
         mount = self.path.rstrip("/") or "/"
-        return bool(path) and (path == mount or path.startswith(mount.rstrip("/") + "/"))
+        return path is not None and path != "" and (
+            path == mount or path.startswith(mount.rstrip("/") + "/"))
+
+
+@dataclass(frozen=True)
+class Copies:
+    """How many copies of something run at once, and the evidence."""
+
+    count: int
+    evidence: Span
+    note: str  # what the evidence says: "3 replicas", "a DaemonSet: one pod per node"
+
+
+@dataclass(frozen=True)
+class BeatProcess:
+    """A Celery beat (or ``worker -B``) process in a manifest."""
+
+    span: Span  # its command
+    how: str  # "celery beat", "celery worker -B"
+    copies: Copies
 
 
 @dataclass(frozen=True)
@@ -249,7 +318,7 @@ class WorkflowFacts:
 @dataclass(frozen=True)
 class Job:
     id: str
-    source: str  # cron | systemd | k8s | compose | gha | ansible | celery | ...
+    source: JobSource
     span: Span  # the schedule entry
     schedule: Schedule
     command: str
@@ -259,10 +328,8 @@ class Job:
     targets: tuple[Target, ...] = ()
     backgrounds: tuple[Background, ...] = ()  # inside the guard's scope
     locks: tuple[Lock, ...] = ()  # taken by the scheduled command line itself
-    replicas: int | None = None
-    replicas_evidence: Span | None = None
-    #: what the evidence says, e.g. "3 replicas", "a DaemonSet: one pod per node"
-    replicas_note: str | None = None
+    #: how many copies run it (the workload's replicas), when the tree says
+    replicas: Copies | None = None
     #: filesystems mounted where the job runs (pod volumes, compose volumes)
     mounts: tuple[Mount, ...] = ()
     #: an in-process scheduler's own settings for the job, as written (max_instances ...)
@@ -365,12 +432,12 @@ class Project:
     code_facts: list[CodeFact] = field(default_factory=list)
     #: evidence that database connections go through a transaction-pooling PgBouncer
     pooler: Span | None = None
-    #: evidence that the web app or worker runs as several processes: (count, where, what)
-    workers: tuple[int, Span, str] | None = None
+    #: evidence that the web app or worker runs as several processes
+    workers: Copies | None = None
     #: network filesystems mounted on the hosts (fstab, mount units in the tree)
     host_mounts: list[Mount] = field(default_factory=list)
-    #: Celery beat processes in manifests: (command span, how, copies, evidence, note)
-    beat_processes: list[tuple[Span, str, int, Span, str]] = field(default_factory=list)
+    #: Celery beat processes in manifests that run in several copies
+    beat_processes: list[BeatProcess] = field(default_factory=list)
     @property
     def runnable_jobs(self) -> list[Job]:
         """The jobs a scheduler will run, in schedule order: what the rules about running

@@ -3,12 +3,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import partial
 
 from ..discover import SourceFile, is_sniffable, sniff_head
 from ..link import build_job
 from ..model import CronFile, Span
-from ..sources.crontab import (cron_d_name_ok, looks_like_crontab, looks_like_system_crontab,
-                               parse_crontab)
+from ..sources.crontab import (
+    cron_d_name_ok,
+    looks_like_crontab,
+    looks_like_system_crontab,
+    parse_crontab,
+)
 from ..sources.dockerfile import is_system_destination, parse_dockerfile
 from .context import Step
 
@@ -43,7 +48,7 @@ class CronAssembly(Step):
                 cron_sources[f.rel] = CronSource(f)
         for f in self.discovery.files:
             if f.kind == "dockerfile":
-                self.guarded(f.display, lambda f=f: self._dockerfile(f, cron_sources))
+                self.guarded(f.display, partial(self._dockerfile, f, cron_sources))
         for f in self.discovery.files:
             if f.kind == "other" and f.rel not in cron_sources and is_sniffable(f.rel):
                 head = sniff_head(f.abs)
@@ -51,7 +56,7 @@ class CronAssembly(Step):
                     cron_sources[f.rel] = CronSource(f)
         for rel in sorted(cron_sources):
             src = cron_sources[rel]
-            self.guarded(src.file.display, lambda src=src: self._crontab(src))
+            self.guarded(src.file.display, partial(self._crontab, src))
         return self.images
 
     def _dockerfile(self, f: SourceFile, cron_sources: dict[str, CronSource]) -> None:

@@ -5,24 +5,30 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from ..discover import SourceFile
 from ..link import build_job
-from ..model import CronFile, Job, ParseError, Schedule, Span, WorkflowFacts
+from ..model import Copies, CronFile, Job, ParseError, Schedule, Span, WorkflowFacts
+from ..paths import is_test_path
 from ..schedule import cron_schedule, expand_macro
-from ..timespec import ScheduleError
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
 from ..sources.compose import compose_services
 from ..sources.crontab import cron_d_name_ok
 from ..sources.kubernetes import Catalog, cronjobs
 from ..sources.mounts import fstab_mounts, mount_unit
 from ..sources.shell import Locator
-from ..sources.workloads import Container, Workload
 from ..sources.workflows import is_workflow, scheduled_workflow
-from ..sources.yamlfile import TEMPLATE_VALUE, YamlError, YamlTooLarge, YNode, load_documents
-from ..paths import is_test_path
+from ..sources.workloads import Container, Workload
+from ..sources.yamlfile import (
+    TEMPLATE_VALUE,
+    YamlError,
+    YamlTooLarge,
+    YNode,
+    load_documents,
+)
+from ..timespec import ScheduleError
 from .context import Step
-
 
 _ANSIBLE_HINTS = re.compile(r"^\s*-?\s*(?:ansible\.(?:builtin|legacy)\.)?cron:|^\s*-?\s*hosts:|"
                             r"^all:\s*$", re.M)
@@ -48,7 +54,7 @@ class ManifestAssembly(Step):
         self.manifests = Manifests()
         for f in self.discovery.files:
             if f.kind == "yaml":
-                self.guarded(f.display, lambda f=f: self._yaml(f))
+                self.guarded(f.display, partial(self._yaml, f))
         self.guarded(self.project.root, self._ansible)
         self.guarded(self.project.root, self._host_mounts)
         return self.manifests
@@ -113,8 +119,7 @@ class ManifestAssembly(Step):
         pods = {}
         if spec.parallelism and spec.parallelism[0] > 1:
             count, evidence = spec.parallelism
-            pods = {"replicas": count, "replicas_evidence": evidence,
-                    "replicas_note": f"parallelism: {count} pods per run"}
+            pods = {"replicas": Copies(count, evidence, f"parallelism: {count} pods per run")}
         job = build_job(job_id, "k8s", spec.schedule_span, schedule, commands, self.tree, base,
                         k8s=spec.facts, **pods)
         self.manifests.job_containers[job_id] = spec.containers
@@ -155,7 +160,7 @@ class ManifestAssembly(Step):
                 continue  # the cron module's own integration tests, test playbooks
             for doc in docs:
                 for task in cron_tasks(f.display, doc, role_hosts):
-                    self.guarded(f.display, lambda task=task, f=f: self._cron_task(task, f, groups))
+                    self.guarded(f.display, partial(self._cron_task, task, f, groups))
 
     def _cron_task(self, task, f: SourceFile, groups) -> None:
         text = task.schedule
@@ -180,8 +185,8 @@ class ManifestAssembly(Step):
         name_ignored = name is not None and not cron_d_name_ok(name)
         job = build_job(f"ansible:{task.span.path}:{task.span.line}", "cron", task.span, schedule,
                         [(task.command, locate)], self.tree, os.path.dirname(f.rel), task.user,
-                        replicas=replicas[0] if replicas and replicas[0] > 1 else None,
-                        replicas_evidence=replicas[1] if replicas and replicas[0] > 1 else None,
+                        replicas=Copies(replicas[0], replicas[1], f"{replicas[0]} replicas")
+                        if replicas and replicas[0] > 1 else None,
                         never_runs=f"cron ignores /etc/cron.d/{name} (its name)"
                         if name_ignored else None)
         self.project.jobs.append(job)

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import partial
 
 from ..model import Entry, Job, Lock, ParseError, Schedule, Span, Target
-from ..schedule import cron_schedule
-from ..timespec import ScheduleError
-from ..sources.python.index import entry_code, resolve_function
 from ..paths import is_test_path
+from ..schedule import cron_schedule
+from ..sources.python.index import entry_code, resolve_function
+from ..timespec import ScheduleError
 from .context import Step
 
 _DJANGO_CRON_SETTING = re.compile(
@@ -35,7 +36,7 @@ class PythonAssembly(Step):
         python = self.tree.python
         for rel, f in sorted(python.files.items()):
             if python.might_lock(rel):
-                self.guarded(f.display, lambda rel=rel: self._python(rel))
+                self.guarded(f.display, partial(self._python, rel))
         self.project.parse_errors.extend(python.errors)
         self.project.internal_errors.extend(python.internal_errors)
 
@@ -115,7 +116,7 @@ class PythonAssembly(Step):
             return
         if not is_test_path(rel):  # test code declares schedules to test the scheduler
             for call in module.schedules:
-                self.guarded(module.path, lambda call=call: self._scheduled_call(rel, call))
+                self.guarded(module.path, partial(self._scheduled_call, rel, call))
         for unit in module.units.values():
             self.project.code_locks.extend(unit.locks)
             self.project.code_facts.extend(unit.facts)

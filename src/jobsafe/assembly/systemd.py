@@ -3,17 +3,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import partial
 
 from ..calendar import parse_calendar
 from ..link import build_job
 from ..model import ParseError, Schedule, Span, UnitFacts
 from ..schedule import calendar_schedule
-from ..timespec import ScheduleError
 from ..sources.shell import Locator
-from ..sources.systemd import (Assignment, UnitFile, expand_specifiers, parse_timespan,
-                               parse_unit, split_exec)
+from ..sources.systemd import (
+    Assignment,
+    UnitFile,
+    expand_specifiers,
+    parse_timespan,
+    parse_unit,
+    split_exec,
+)
+from ..timespec import ScheduleError
 from .context import Step
-
 
 #: work that systemd does not stop with the unit, whatever its KillMode
 _OUTSIDE_CGROUP = {"systemd-run without --wait", "docker run -d", "podman run -d", "at", "batch"}
@@ -75,7 +81,7 @@ class SystemdAssembly(Step):
                 continue
             if timer.is_template and name.split("@", 1)[0] in instantiated:
                 continue  # analysed through its instances (foo@bar.timer)
-            self.guarded(timer.display, lambda timer=timer: self._timer_job(timer, units))
+            self.guarded(timer.display, partial(self._timer_job, timer, units))
 
     def _timer_job(self, timer: UnitFile, units: dict[str, UnitFile]) -> None:
         target = timer.last("Timer", "Unit")

@@ -8,11 +8,18 @@ import os
 import re
 from dataclasses import replace
 
-from ..model import Job, Mount, Span
+from ..model import BeatProcess, Copies, Job, Mount, Span
 from ..sources.kubernetes import classify_claim, workloads
 from ..sources.supervisor import looks_like_supervisor, supervisor_programs
-from ..sources.workloads import (Container, Volume, Workload, celery_role, image_name,
-                                 runs_cron_daemon, runs_web_server)
+from ..sources.workloads import (
+    Container,
+    Volume,
+    Workload,
+    celery_role,
+    image_name,
+    runs_cron_daemon,
+    runs_web_server,
+)
 from .context import Context, Step
 from .cron import CronImages
 from .deploy import Manifests
@@ -26,7 +33,7 @@ class TopologyAssembly(Step):
         self.manifests, self.images = manifests, images
         self.workloads: list[Workload] = list(manifests.workloads)
         #: a web server workload with several copies: (copies, evidence, note)
-        self.web_replicas: tuple[int, Span, str] | None = None
+        self.web_replicas: Copies | None = None
 
     def run(self) -> None:
         self.guarded(self.project.root, self._topology)
@@ -47,8 +54,8 @@ class TopologyAssembly(Step):
         configured = None
         if self.settings.replicas and self.settings.replicas > 1 and self.settings.source:
             source = self.ctx.display(self.settings.source)
-            configured = (self.settings.replicas, Span(source, 1), f"{self.settings.replicas} "
-                                                                   f"replicas (configuration)")
+            configured = Copies(self.settings.replicas, Span(source, 1),
+                                f"{self.settings.replicas} replicas (configuration)")
         for i, job in enumerate(self.project.jobs):
             runs_in = self._containers_of(job)
             mounts = tuple(dict.fromkeys(self._mount(path, volume) for _, container in runs_in
@@ -56,25 +63,23 @@ class TopologyAssembly(Step):
             mounts += tuple(self._mount(path, volume) for container in
                             self.manifests.job_containers.get(job.id, ())
                             for path, volume in container.mounts)
-            changes = {"mounts": mounts} if mounts else {}
             several = max((w for w, _ in runs_in if w.copies > 1), key=lambda w: w.copies,
                           default=None)
-            found = (several.copies, several.evidence, several.note) if several else configured
-            if found is not None and job.replicas is None:
-                changes.update(replicas=found[0], replicas_evidence=found[1], replicas_note=found[2])
-            if changes:
-                self.project.jobs[i] = replace(job, **changes)
+            found = several.replicas if several else configured
+            replicas = job.replicas or found
+            if mounts or replicas != job.replicas:
+                self.project.jobs[i] = replace(job, mounts=mounts or job.mounts,
+                                               replicas=replicas)
         for workload in self.workloads:
             if workload.copies <= 1:
                 continue
             for container in workload.containers:
                 role = celery_role(container.command)
-                if role in ("beat", "worker -B"):
-                    self.project.beat_processes.append((container.command_span, f"celery {role}",
-                                                        workload.copies, workload.evidence,
-                                                        workload.note))
+                if role in ("beat", "worker -B") and container.command_span is not None:
+                    self.project.beat_processes.append(BeatProcess(
+                        container.command_span, f"celery {role}", workload.replicas))
                 if runs_web_server(container.command) and self.web_replicas is None:
-                    self.web_replicas = (workload.copies, workload.evidence, workload.note)
+                    self.web_replicas = workload.replicas
 
     def _pooler(self) -> Span | None:
         """Where the tree says connections are pooled per transaction (PgBouncer)."""
@@ -92,7 +97,7 @@ class TopologyAssembly(Step):
                     return Span(f.display, line)
         return None
 
-    def _workers(self) -> tuple[int, Span, str] | None:
+    def _workers(self) -> Copies | None:
         """gunicorn/uWSGI worker processes, from configs and command lines in the tree."""
         for f in self.discovery.files:
             name = f.rel.rsplit("/", 1)[-1].lower()
@@ -106,8 +111,8 @@ class TopologyAssembly(Step):
                 value = next(g for g in m.groups() if g is not None)
                 count = 2 if "cpu_count" in value else int(value) if value.isdigit() else 0
                 if count > 1:
-                    return (count, Span(f.display, text.count("\n", 0, m.start()) + 1),
-                            f"{count} worker processes")
+                    return Copies(count, Span(f.display, text.count("\n", 0, m.start()) + 1),
+                                  f"{count} worker processes")
         return None
 
     def _containers_of(self, job: Job) -> list[tuple[Workload, Container]]:

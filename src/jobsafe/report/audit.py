@@ -229,7 +229,7 @@ def build_audit(analysis: Analysis) -> Audit:
             guard=overlap_guard(job), locks=[lock_text(lock) for lock in job.all_locks],
             bound=format_duration(job.runtime_bound_seconds)
             if job.runtime_bound_seconds is not None else None,
-            replicas=job.replicas_note or (str(job.replicas) if job.replicas else None),
+            replicas=job.replicas.note if job.replicas else None,
             entry=(f"{shown(entry.path)}:{entry.function}()" if entry.function else
                    shown(entry.path)) if entry else None,
             findings=by_job.get(job.id, []), prefix=analysis.project.root)

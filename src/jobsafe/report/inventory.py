@@ -36,9 +36,9 @@ def job_dict(job: Job, rules: list[str]) -> dict:
                    "line": lock.span.line, "file": lock.span.path}
                   for lock in job.all_locks],
         "runtime_bound_seconds": job.runtime_bound_seconds,
-        "replicas": {"count": job.replicas, "path": job.replicas_evidence.path,
-                     "line": job.replicas_evidence.line, "evidence": job.replicas_note}
-        if job.replicas is not None and job.replicas_evidence else None,
+        "replicas": {"count": job.replicas.count, "path": job.replicas.evidence.path,
+                     "line": job.replicas.evidence.line, "evidence": job.replicas.note}
+        if job.replicas is not None else None,
         "mounts": [{"path": m.path, "kind": m.kind, "what": m.what, "file": m.span.path,
                     "line": m.span.line} for m in job.mounts],
         "scheduler_options": dict(job.options),

@@ -95,7 +95,8 @@ def calendar_as_cron(spec) -> str | None:
     fields = [_cron_field(spec.minutes, 0, 59), _cron_field(spec.hours, 0, 23),
               _cron_field(spec.days, 1, 31), _cron_field(spec.months, 1, 12),
               _cron_weekdays(spec.weekdays)]
-    return None if None in fields else " ".join(fields)
+    known = [f for f in fields if f is not None]
+    return " ".join(known) if len(known) == len(fields) else None
 
 
 def _cron_field(component, lo: int, hi: int) -> str | None:
@@ -124,7 +125,7 @@ def _cron_weekdays(days: frozenset[int] | None) -> str:
     """systemd counts weekdays from Monday (0); runs of days become ranges."""
     if days is None:
         return "*"
-    ordered, runs = sorted(days), []
+    ordered, runs = sorted(days), list[list[int]]()
     for day in ordered:
         if runs and day == runs[-1][1] + 1:
             runs[-1][1] = day

@@ -14,8 +14,7 @@ class NondeterministicIdempotencyKey(FactRule):
     fact_kind = "key-per-run"
 
     def message(self, fact):
-        key, api, origin = fact.detail.split("|", 2)
-        return (f"{key} for {api} comes from {origin}, a new value on every run: a rerun is "
+        return (f"{fact.key} for {fact.api} comes from {fact.detail}, a new value on every run: a rerun is "
                 f"not recognised as a repeat and the side effect happens again; build the key "
                 f"from stable identifiers (the record's id and the billing period)")
 
@@ -29,8 +28,7 @@ class KeyFromFreshRecord(FactRule):
     fact_kind = "key-fresh-record"
 
     def message(self, fact):
-        key, api, origin = fact.detail.split("|", 2)
-        return (f"{key} for {api} comes from {origin}: a rerun creates a new record and so a "
+        return (f"{fact.key} for {fact.api} comes from {fact.detail}: a rerun creates a new record and so a "
                 f"new key, and the call repeats; key it on what the record stands for "
                 f"(get_or_create on stable fields, or the subscription and period)")
 
@@ -44,8 +42,7 @@ class MissingIdempotencyKey(FactRule):
     fact_kind = "key-missing"
 
     def message(self, fact):
-        api, key = fact.detail.split("|", 1)
-        return (f"{api} is called without {key}: a retried or rerun job repeats the side "
+        return (f"{fact.api} is called without {fact.key}: a retried or rerun job repeats the side "
                 f"effect (a second charge, a second instance); pass a key built from stable "
                 f"identifiers")
 
@@ -60,7 +57,6 @@ class NondeterministicOutputPath(FactRule):
     jobs_only = True  # a queue or cache writing unique files by design is not a job artifact
 
     def message(self, fact):
-        api, origin = fact.detail.split("|", 1)
-        return (f"{api} writes to a path built from {origin}: a rerun writes a second artifact "
+        return (f"{fact.api} writes to a path built from {fact.detail}: a rerun writes a second artifact "
                 f"(and sends or uploads it again) instead of replacing the first; name it after "
                 f"the period being processed")

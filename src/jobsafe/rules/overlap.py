@@ -238,17 +238,17 @@ class SchedulerPerWorker(Rule):
     sources = ("python", "k8s", "compose")
 
     def check(self, project):
-        for span, how, _copies, evidence, note in sorted(project.beat_processes, key=lambda b: b[0]):
+        for beat in sorted(project.beat_processes, key=lambda b: b.span):
             yield self.finding(
-                span,
-                f"`{how}` runs in several copies ({note}): each copy is a beat scheduler, so "
-                f"every periodic task is sent once by each copy; run "
+                beat.span,
+                f"`{beat.how}` runs in several copies ({beat.copies.note}): each copy is a beat "
+                f"scheduler, so every periodic task is sent once by each copy; run "
                 f"beat as its own single-replica process"
-                + (" instead of embedding it with -B" if how.endswith("-B") else ""),
-                related=[Related(evidence, note)])
+                + (" instead of embedding it with -B" if beat.how.endswith("-B") else ""),
+                related=[Related(beat.copies.evidence, beat.copies.note)])
         if project.workers is None:
             return
-        _count, evidence, note = project.workers
+        evidence, note = project.workers.evidence, project.workers.note
         for fact in sorted((f for f in project.code_facts if f.kind == "scheduler-start"
                             and not in_test_code(project, f.span.path)),
                            key=lambda f: f.span):

@@ -1,7 +1,7 @@
 """3xx: the lock's scope is smaller than the job's."""
 from __future__ import annotations
 
-from ..model import Job, Mount, Related, Severity
+from ..model import Mount, Related, Severity
 from . import Rule
 from .common import FactRule, in_test_code, locks_with_jobs
 
@@ -19,10 +19,6 @@ def mount_of(path: str | None, mounts) -> Mount | None:
     return max(holding, key=lambda m: len(m.path)) if holding else None
 
 
-def _replicas_note(job: Job) -> str:
-    return job.replicas_note or f"{job.replicas} replicas"
-
-
 class HostLocalLockMultiNode(Rule):
     id = "JOB301"
     name = "host-local-lock-multi-node"
@@ -32,7 +28,8 @@ class HostLocalLockMultiNode(Rule):
 
     def check(self, project):
         for job in project.runnable_jobs:
-            if not job.replicas or job.replicas <= 1 or job.replicas_evidence is None:
+            copies = job.replicas
+            if copies is None or copies.count <= 1:
                 continue
             locks = job.guard_locks
             if any(lock.scope == "cluster" for lock in locks):
@@ -46,16 +43,16 @@ class HostLocalLockMultiNode(Rule):
             where = f" on {mount.what}" if mount is not None and mount.kind == "local" else ""
             if job.source in QUEUED_SOURCES:
                 why = (f"its runs are queued to workers that run in several copies "
-                       f"({_replicas_note(job)}): a run that overlaps the next lands on another "
+                       f"({copies.note}): a run that overlaps the next lands on another "
                        f"host")
             else:
-                why = (f"`{job.schedule.text}` runs in several copies ({_replicas_note(job)}): "
+                why = (f"`{job.schedule.text}` runs in several copies ({copies.note}): "
                        f"every copy starts its own run")
             yield self.finding(
                 guard.span,
                 f"{guard.kind}{where} only keeps runs apart on one host, but {why}; use a "
                 f"cluster lock (Redis, a database advisory lock) or run the schedule once",
-                job.id, [Related(job.replicas_evidence, _replicas_note(job)),
+                job.id, [Related(copies.evidence, copies.note),
                          Related(job.span, "scheduled here")])
 
 

@@ -28,15 +28,14 @@ class CronTask:
 def cron_tasks(path: str, doc: YNode, role_hosts: dict[str, str]) -> list[CronTask]:
     """Cron tasks of a playbook (plays with hosts) or a task file (a role's tasks)."""
     found: list[CronTask] = []
-    items = doc.list()
+    items = doc.elements()
     if not items:
         return found
     if any(item.get("hosts") is not None for item in items):
         for play in items:
             hosts = play.text("hosts")
             for key in _TASK_LISTS:
-                if play.get(key) is not None:
-                    found += _tasks(path, play.get(key).list(), hosts)
+                found += _tasks(path, play.list_at(key), hosts)
         return found
     role = _role_of(path)
     return _tasks(path, items, role_hosts.get(role) if role else None)
@@ -45,12 +44,12 @@ def cron_tasks(path: str, doc: YNode, role_hosts: dict[str, str]) -> list[CronTa
 def play_roles(doc: YNode) -> dict[str, str]:
     """role name -> host pattern, for the roles plays include."""
     out = {}
-    for play in doc.list():
+    for play in doc.elements():
         hosts = play.text("hosts")
         roles = play.get("roles")
         if hosts is None or roles is None:
             continue
-        for role in roles.list():
+        for role in roles.elements():
             name = role.text("role") or role.text("name") if isinstance(role.value, dict) else role.value
             if name:
                 out[str(name)] = hosts
@@ -68,12 +67,10 @@ def _tasks(path: str, tasks: list[YNode], hosts: str | None) -> list[CronTask]:
         if not isinstance(task.value, dict):
             continue
         for key in ("block", "rescue", "always"):
-            if task.get(key) is not None:
-                found += _tasks(path, task.get(key).list(), hosts)
-        module = next((m for m in CRON_MODULES if task.get(m) is not None), None)
-        if module is None:
+            found += _tasks(path, task.list_at(key), hosts)
+        args = next((a for a in (task.get(m) for m in CRON_MODULES) if a is not None), None)
+        if args is None:
             continue
-        args = task.get(module)
         if not isinstance(args.value, dict) or args.text("state") == "absent" or \
                 args.text("disabled") in ("true", "yes", "True"):
             continue
@@ -99,7 +96,7 @@ def ini_inventory(path: str, text: str) -> dict[str, tuple[int, Span]]:
     """group -> (number of hosts, where the group is declared), children counted."""
     parser = configparser.ConfigParser(allow_no_value=True, delimiters=("=",), strict=False,
                                        interpolation=None)
-    parser.optionxform = str
+    parser.optionxform = str  # type: ignore[assignment, method-assign]  # keep host names' case
     try:
         parser.read_string(text)
     except configparser.Error:
@@ -129,9 +126,9 @@ def yaml_inventory(path: str, doc: YNode) -> dict[str, tuple[int, Span]]:
         where[name] = Span(path, node.key_line or node.line)
         if not isinstance(node.value, dict):
             return
-        for host, _ in (node.get("hosts").items() if node.get("hosts") else ()):
+        for host, _ in node.items_at("hosts"):
             hosts.setdefault(name, set()).add(_expand(host))
-        for child, child_node in (node.get("children").items() if node.get("children") else ()):
+        for child, child_node in node.items_at("children"):
             children.setdefault(name, []).append(child)
             walk(child, child_node)
 

@@ -36,7 +36,7 @@ def compose_services(path: str, rel: str, doc: YNode, files: dict) -> list[Workl
         command = service.get("command")
         line = None
         if command is not None and isinstance(command.value, list):
-            line = shlex.join(str(n.value) for n in command.list() if n.value is not None)
+            line = shlex.join(str(n.value) for n in command.elements() if n.value is not None)
         elif command is not None and command.value is not None:
             line = str(command.value)
         container = Container(name, service.text("image") or "", line,
@@ -63,7 +63,7 @@ def _named_volumes(path: str, doc: YNode) -> dict[str, Volume]:
     """Top-level volumes; an ``nfs`` type in ``driver_opts`` or a network driver makes it a
     network filesystem."""
     out = {}
-    for name, spec in doc.get("volumes").items() if doc.get("volumes") else ():
+    for name, spec in doc.items_at("volumes"):
         span = Span(path, spec.key_line or spec.line)
         fstype = (spec.text("driver_opts", "type") or "").lower()
         driver = (spec.text("driver") or "local").lower()
@@ -80,7 +80,7 @@ def _named_volumes(path: str, doc: YNode) -> dict[str, Volume]:
 
 def _mounts(path: str, service: YNode, named: dict[str, Volume]) -> list[tuple[str, Volume]]:
     mounts = []
-    for item in service.get("volumes").list() if service.get("volumes") else []:
+    for item in service.list_at("volumes"):
         span = Span(path, item.line)
         if isinstance(item.value, dict):
             source, target = item.text("source") or "", item.text("target") or ""

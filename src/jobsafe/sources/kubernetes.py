@@ -28,7 +28,8 @@ class CronJobSpec:
     @property
     def commands(self) -> list[tuple[str, Span]]:
         """One shell command line per container that sets one."""
-        return [(c.command, c.command_span) for c in self.containers if c.command]
+        return [(c.command, c.command_span) for c in self.containers
+                if c.command and c.command_span]
 
 
 @dataclass
@@ -50,12 +51,11 @@ class Catalog:
                 target = doc.get("spec", "scaleTargetRef")
                 high = doc.get("spec", "maxReplicas")
                 count = _integer(high)
-                if target is not None and count is not None:
+                if target is not None and high is not None and count is not None:
                     self.autoscalers[(target.text("kind") or "", target.text("name") or "")] = \
                         (count, Span(path, high.key_line or high.line))
             elif kind == "PersistentVolumeClaim" and name:
-                modes = tuple(str(m.value) for m in (doc.get("spec", "accessModes").list()
-                                                     if doc.get("spec", "accessModes") else []))
+                modes = tuple(str(m.value) for m in doc.list_at("spec", "accessModes"))
                 self.claims[name] = (doc.text("spec", "storageClassName"),
                                      doc.text("spec", "volumeName"), modes)
             elif kind == "StorageClass" and name:
@@ -69,9 +69,9 @@ class Catalog:
 def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
     found = []
     for doc in docs:
-        if doc.text("kind") != "CronJob" or doc.get("spec", "schedule") is None:
-            continue
         schedule = doc.get("spec", "schedule")
+        if doc.text("kind") != "CronJob" or schedule is None:
+            continue
         policy = doc.get("spec", "concurrencyPolicy")
         deadline = doc.text("spec", "jobTemplate", "spec", "activeDeadlineSeconds")
         containers = pod_containers(path, doc.get("spec", "jobTemplate", "spec", "template", "spec"))
@@ -79,7 +79,7 @@ def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
         pods = _integer(parallel)
         name = doc.text("metadata", "name") or "cronjob"
         facts = K8sFacts(
-            name=name, concurrency_policy=policy.value if policy is not None else None,
+            name=name, concurrency_policy=str(policy.value) if policy is not None else None,
             policy_span=Span(path, policy.key_line or policy.line) if policy is not None else None,
             active_deadline_seconds=_number(deadline))
         found.append(CronJobSpec(
@@ -89,7 +89,8 @@ def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
             facts=facts,
             object_span=Span(path, doc.line, 1, doc.end_line, 1), ignore=annotation_ignore(doc),
             containers=containers,
-            parallelism=(pods, Span(path, parallel.key_line or parallel.line)) if pods else None))
+            parallelism=(pods, Span(path, parallel.key_line or parallel.line))
+            if pods and parallel is not None else None))
     return found
 
 
@@ -126,24 +127,24 @@ def pod_containers(path: str, pod: YNode | None) -> list[Container]:
     if pod is None:
         return []
     volumes = {}
-    for v in pod.get("volumes").list() if pod.get("volumes") else []:
+    for v in pod.list_at("volumes"):
         vname = v.text("name")
         if vname:
             volumes[vname] = _volume(path, v)
     out = []
-    for container in pod.get("containers").list() if pod.get("containers") else []:
-        argv = [n.value for n in (container.get("command").list() if container.get("command") else [])]
-        argv += [n.value for n in (container.get("args").list() if container.get("args") else [])]
-        argv = [str(a) for a in argv if a is not None]
+    for container in pod.list_at("containers"):
+        argv = [str(n.value) for n in container.list_at("command") + container.list_at("args")
+                if n.value is not None]
         where = container.get("command") or container.get("args")
         mounts = []
-        for m in container.get("volumeMounts").list() if container.get("volumeMounts") else []:
+        for m in container.list_at("volumeMounts"):
             mount_path, vname = m.text("mountPath"), m.text("name")
             if mount_path and vname in volumes:
                 mounts.append((mount_path, volumes[vname]))
         out.append(Container(container.text("name") or "", container.text("image") or "",
                              shlex.join(argv) if argv else None,
-                             Span(path, where.line, where.column) if argv else None, mounts))
+                             Span(path, where.line, where.column) if argv and where else None,
+                             mounts))
     return out
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import get_args
 
-from ..model import Background, Guard, Lock, Span
+from ..model import Background, Guard, GuardKind, Lock, LockKind, Span, StaleHandling
 from ..timespec import COREUTILS, parse_duration
 
 
@@ -431,8 +432,8 @@ def parse_script(text: str, variables: dict[str, str] | None = None) -> Script:
 
 # --------------------------------------------------------------------------- wrappers
 
-GUARD_COMMANDS = {"flock", "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo",
-                  "setlock"}
+#: the commands that guard the rest of the line, by name
+GUARD_COMMANDS: dict[str, GuardKind] = {kind: kind for kind in get_args(GuardKind)}
 #: POSIX-style shells, by command name: the one list the shell front end and the link step use
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
 #: wrappers that run the rest of the line as a command: name -> options taking a value
@@ -558,7 +559,7 @@ def _flock(cmd: Cmd, argv: list[Word], locate: Locator) -> tuple[Wrapper, int, W
     return Wrapper("flock", word, guard=guard), i, command_string
 
 
-def _guard_wrapper(cmd: Cmd, argv: list[Word], name: str, locate: Locator):
+def _guard_wrapper(cmd: Cmd, argv: list[Word], name: GuardKind, locate: Locator):
     word = argv[0]
     if name == "lckdo":
         opts, i = _opts(argv, 1, {"-W", "-E"})
@@ -625,7 +626,7 @@ def _flock_step(cmd, argv, locate) -> _Step:
 
 
 def _guard_step(cmd, argv, locate) -> _Step:
-    wrapper, i = _guard_wrapper(cmd, argv, basename(argv[0].text), locate)
+    wrapper, i = _guard_wrapper(cmd, argv, GUARD_COMMANDS[basename(argv[0].text)], locate)
     return _Step(wrapper, argv[i:])
 
 
@@ -729,7 +730,7 @@ _WRAPPERS = {
     "screen": _screen_step, "tmux": _tmux_step, "docker": _container_run_step,
     "podman": _container_run_step, "start-stop-daemon": _daemon_step,
     "daemonize": _daemon_step, "at": _daemon_step, "batch": _daemon_step,
-    **dict.fromkeys(GUARD_COMMANDS - {"flock"}, _guard_step),
+    **dict.fromkeys(set(GUARD_COMMANDS) - {"flock"}, _guard_step),
     **dict.fromkeys(SHELLS, _shell_step),
     **dict.fromkeys(("poetry", "pipenv", "pdm", "uv", "hatch", "rye"), _project_runner_step),
     **dict.fromkeys(_PLAIN_WRAPPERS, _plain_step),
@@ -920,18 +921,18 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
                     _LOCKISH.search(key) or key in removed or writes_pid):
                 continue  # "do not overwrite" or a marker file, not a lock
             seen.add(key)
-            stale = "none"
+            stale: StaleHandling = "none"
             if _PID_CHECKS.search(source):
                 stale = "pid-check"
             elif _AGE_CHECKS.search(source):
                 stale = "age-check"
-            kind = "lock-dir" if cmd.name == "mkdir" else (
+            kind: LockKind = "lock-dir" if cmd.name == "mkdir" else (
                 "pid-file" if key.endswith(".pid") else "lock-file")
             locks.append(Lock(
                 kind=kind, scope="host", span=locate.span(cmd.start, cmd.end), path=key,
                 stale_handling=stale, blocking=False,
-                existence_test=locate.span(test.start, test.end) if test_before and not atomic
-                else None,
+                existence_test=locate.span(test.start, test.end)
+                if test is not None and test_before and not atomic else None,
                 atomic=atomic,
             ))
     return locks

@@ -117,8 +117,8 @@ def expand_specifiers(text: str, unit_name: str) -> str:
 
 def split_exec(value: str) -> str:
     """The command of an ``ExecStart=`` value, without systemd's prefixes (``-@:+!``)."""
-    m = re.match(r"^([-@:+!]*)(.*)$", value)
-    prefixes, command = m.group(1), m.group(2).strip()
+    command = value.lstrip("-@:+!")
+    prefixes, command = value[:len(value) - len(command)], command.strip()
     if "@" in prefixes:  # "@/bin/prog name args": the second word is argv[0]
         parts = command.split(None, 2)
         command = " ".join(parts[:1] + parts[2:])

@@ -40,7 +40,7 @@ def scheduled_workflow(path: str, doc: YNode) -> ScheduledWorkflow | None:
     if schedule is None:
         return None
     crons = []
-    for item in schedule.list():
+    for item in schedule.elements():
         cron = item.get("cron")
         if cron is not None and cron.value:
             crons.append((str(cron.value), Span(path, cron.key_line or cron.line)))
@@ -51,10 +51,11 @@ def scheduled_workflow(path: str, doc: YNode) -> ScheduledWorkflow | None:
     state, what = None, ""
     for _, job in (jobs.items() if jobs is not None else []):
         concurrency = concurrency or job.get("concurrency") is not None
-        for step in (job.get("steps").list() if job.get("steps") else []):
+        for step in job.list_at("steps"):
             run, uses = step.text("run"), step.text("uses")
-            if state is None and run and _STATEFUL_RUN.search(run):
-                state, what = Span(path, step.line), _STATEFUL_RUN.search(run).group(0).strip()
+            stateful = _STATEFUL_RUN.search(run) if run else None
+            if state is None and stateful:
+                state, what = Span(path, step.line), stateful.group(0).strip()
             elif state is None and uses and _STATEFUL_ACTION.search(uses):
                 state, what = Span(path, step.line), uses
     return ScheduledWorkflow(doc.text("name") or path, crons, concurrency, state, what)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..model import Span
+from ..model import Copies, Span
 
 
 @dataclass
@@ -42,6 +42,10 @@ class Workload:
     note: str  # what the evidence says, for the finding's related location
     containers: list[Container]
 
+    @property
+    def replicas(self) -> Copies:
+        return Copies(self.copies, self.evidence, self.note)
+
 
 _CRON_DAEMON = re.compile(r"(?:^|[\s/'\"])(?:cron|crond|supercronic|go-crond|busybox\s+crond)(?:[\s'\"]|$)")
 _CELERY = re.compile(r"(?:^|[\s/'\"])celery(?:[\s'\"]|$)")
@@ -50,7 +54,7 @@ _WEB_SERVER = re.compile(r"(?:^|[\s/'\"])(?:gunicorn|uwsgi|uvicorn|daphne|hyperc
 
 
 def runs_cron_daemon(command: str | None) -> bool:
-    return bool(command) and _CRON_DAEMON.search(command) is not None
+    return command is not None and _CRON_DAEMON.search(command) is not None
 
 
 def celery_role(command: str | None) -> str | None:
@@ -68,7 +72,7 @@ def celery_role(command: str | None) -> str | None:
 
 
 def runs_web_server(command: str | None) -> bool:
-    return bool(command) and _WEB_SERVER.search(command) is not None
+    return command is not None and _WEB_SERVER.search(command) is not None
 
 
 def image_name(image: str) -> str:

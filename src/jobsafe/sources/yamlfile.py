@@ -62,8 +62,18 @@ class YNode:
     def items(self):
         return self.value.items() if isinstance(self.value, dict) else ()
 
-    def list(self) -> list["YNode"]:
+    def elements(self) -> list["YNode"]:
         return self.value if isinstance(self.value, list) else []
+
+    def items_at(self, *path):
+        """The (key, node) pairs of the mapping at ``path``; none when there is none."""
+        node = self.get(*path)
+        return node.items() if node is not None else ()
+
+    def list_at(self, *path) -> list["YNode"]:
+        """The items of the sequence at ``path``; none when there is no sequence there."""
+        node = self.get(*path)
+        return node.elements() if node is not None else []
 
 
 def untemplate(text: str) -> str:
@@ -121,7 +131,8 @@ def _convert(node, budget: list[int], expanding: set[int]) -> YNode:
         items = [_convert(child, budget, expanding) for child in node.value]
         expanding.discard(id(node))
         return YNode(items, start.line + 1, start.column + 1, end.line + 1, tag=node.tag)
-    value = node.value
-    if node.tag.endswith(":null") or (node.style is None and value in ("", "~", "null", "Null", "NULL")):
-        value = None
-    return YNode(value, start.line + 1, start.column + 1, end.line + 1, tag=node.tag)
+    scalar: str | None = node.value
+    if node.tag.endswith(":null") or (node.style is None and scalar in ("", "~", "null", "Null",
+                                                                        "NULL")):
+        scalar = None
+    return YNode(scalar, start.line + 1, start.column + 1, end.line + 1, tag=node.tag)

@@ -317,7 +317,9 @@ def key_facts(an, nodes, helpers, acquisitions=()) -> list[CodeFact]:
         facts += _key_sinks(an, flow, call)
         missing = _missing_key(an, flow, call)
         if missing is not None:
-            facts.append(CodeFact("key-missing", an.span(call), missing))
+            api, key = missing
+            facts.append(CodeFact("key-missing", an.span(call), f"{api} without {key}", api=api,
+                                  key=key))
         facts += _artifact_paths(an, flow, call, nodes)
     return facts
 
@@ -340,8 +342,8 @@ def _key_sinks(an, flow: KeyFlow, call: cst.Call) -> list[CodeFact]:
         if origin is None:
             continue
         kind = "key-per-run" if origin.rank == 2 else "key-fresh-record"
-        facts.append(CodeFact(kind, an.span(call), f"{name}|{_api_name(an, call)}|{origin.what}",
-                              origin=origin.span))
+        facts.append(CodeFact(kind, an.span(call), origin.what, origin=origin.span,
+                              api=_api_name(an, call), key=name))
     return facts
 
 
@@ -377,7 +379,7 @@ def _all_items(an, flow: KeyFlow, node):
     return list(flow.dicts.get(an.code(node), {}).items())
 
 
-def _missing_key(an, flow: KeyFlow, call: cst.Call) -> str | None:
+def _missing_key(an, flow: KeyFlow, call: cst.Call) -> tuple[str, str] | None:
     names = an.qualified(call.func)
     func = call.func
     stripe_module = next((n for n in names if n.startswith("stripe.") and
@@ -423,8 +425,9 @@ def _root_binding(an, node) -> str:
         " ".join(sorted(an.client_kinds.get(an.code(root), ()))).lower()
 
 
-def _report(has: bool | None, api: str, key: str) -> str | None:
-    return None if has is not False else f"{api}|{key}"
+def _report(has: bool | None, api: str, key: str) -> tuple[str, str] | None:
+    """(the API, the key it lacks) when the call has no key."""
+    return None if has is not False else (api, key)
 
 
 def _artifact_paths(an, flow: KeyFlow, call: cst.Call, nodes) -> list[CodeFact]:
@@ -453,5 +456,5 @@ def _artifact_paths(an, flow: KeyFlow, call: cst.Call, nodes) -> list[CodeFact]:
                   and n.args and an.code(n.args[0].value) == text for n in nodes)
     if removed:
         return []  # a temporary file, removed in the same run
-    return [CodeFact("path-per-run", an.span(call), f"{_api_name(an, call)}|{origin.what}",
-                     origin=origin.span)]
+    return [CodeFact("path-per-run", an.span(call), origin.what, origin=origin.span,
+                     api=_api_name(an, call))]
