@@ -342,13 +342,13 @@ def targets_for(invocations: list[tuple[Invocation, bool]], tree: Tree, cwd: str
         if basename(argv[0]) == "run-parts":
             span = locate.span(inv.argv[0].start, inv.argv[-1].end)
             for f in tree.run_parts(argv[1:], cwd, base):
-                entry = tree.entry(Resolved(f, "script"))
-                out.append((Target(tuple(argv), span, False, entry, " ".join(argv), "run-parts"),
+                part = tree.entry(Resolved(f, "script"))
+                out.append((Target(tuple(argv), span, False, part, " ".join(argv), "run-parts"),
                             guarded))
             continue
         resolved, project = tree.resolve(argv, cwd, base)
         entry = tree.entry(resolved) if resolved else None
-        if entry is not None:
+        if resolved is not None and entry is not None:
             script = basename(resolved.file.rel)
             args = [a for a in argv[1:] if basename(a) not in (script, *_DJANGO)]
             identity = " ".join([entry.path, *args])
@@ -359,7 +359,7 @@ def targets_for(invocations: list[tuple[Invocation, bool]], tree: Tree, cwd: str
     return out
 
 
-def build_job(job_id: str, source: str, span: Span, schedule: Schedule,
+def build_job(job_id: str, source: JobSource, span: Span, schedule: Schedule,
               commands: list[tuple[str, Locator]], tree: Tree, base: str | None,
               user: str | None = None, env: dict[str, str] | None = None,
               whole_unit_guarded: bool = False, **extra) -> Job:

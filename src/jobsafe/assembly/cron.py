@@ -82,7 +82,6 @@ class CronAssembly(Step):
 
     def _context_files(self, base: str, src: str) -> list[str]:
         """Tree files a COPY source names (the Dockerfile's folder is the build context)."""
-        out = []
         for context in (base, ""):
             # a source is relative to the context ("/x" too); a name may start with a dot
             rel = os.path.normpath(os.path.join(context, src.lstrip("/"))).lstrip("/")
@@ -93,7 +92,7 @@ class CronAssembly(Step):
             inside = sorted(r for r in self.tree.files if r.startswith(prefix) and "/" not in r[len(prefix):])
             if inside:
                 return inside
-        return out
+        return []
 
     def _crontab(self, src: CronSource) -> None:
         f = src.file
@@ -112,7 +111,8 @@ class CronAssembly(Step):
         result = parse_crontab(f.display, text, system)
         self.project.parse_errors.extend(result.errors)
         first = result.entries[0].span if result.entries else Span(f.display, 1, 1, 1, 1)
-        names = list(src.installs) or [(parts[-1] if in_cron_d else None, first)]
+        names: list[tuple[str | None, Span]] = [*src.installs] or [
+            (parts[-1] if in_cron_d else None, first)]
         # cron skips a cron.d file whose every installed name breaks its naming rule (JOB110)
         ignored = None if any(name is None or cron_d_name_ok(name) for name, _ in names) else \
             f"cron ignores /etc/cron.d/{names[0][0]} (its name)"
@@ -123,9 +123,8 @@ class CronAssembly(Step):
                 "cron does not run the last entry of a file without a final newline"
                 if unterminated else None))
         for i, (name, where) in enumerate(names):
-            unterminated = result.last_entry_unterminated if i == 0 else None
             self.project.cron_files.append(CronFile(
-                where, name, unterminated, bool(result.entries), result.end_of_file,
+                where, name, last if i == 0 else None, bool(result.entries), result.end_of_file,
                 name_ignored=name is not None and not cron_d_name_ok(name)))
 
     def _add_cron_job(self, path: str, entry, base: str, never_runs: str | None = None) -> None:

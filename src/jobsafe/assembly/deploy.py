@@ -116,12 +116,12 @@ class ManifestAssembly(Step):
             locate.exact = False  # built from a YAML list, not written as one line
             commands.append((command, locate))
         job_id = f"k8s:{spec.schedule_span.path}:{spec.name}"
-        pods = {}
+        pods = None
         if spec.parallelism and spec.parallelism[0] > 1:
             count, evidence = spec.parallelism
-            pods = {"replicas": Copies(count, evidence, f"parallelism: {count} pods per run")}
+            pods = Copies(count, evidence, f"parallelism: {count} pods per run")
         job = build_job(job_id, "k8s", spec.schedule_span, schedule, commands, self.tree, base,
-                        k8s=spec.facts, **pods)
+                        k8s=spec.facts, replicas=pods)
         self.manifests.job_containers[job_id] = spec.containers
         bounds = [b for b in (job.runtime_bound_seconds, spec.facts.active_deadline_seconds) if b]
         self.project.jobs.append(replace(job, runtime_bound_seconds=min(bounds) if bounds else None))

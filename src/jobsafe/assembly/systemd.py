@@ -183,9 +183,10 @@ class SystemdAssembly(Step):
             schedule = calendar_schedule(tuple(good), "; ".join(texts))
             if intervals:
                 shortest = min(s for _, _, s in intervals)
+                whole = max(1, round(shortest))  # the model counts in whole seconds
                 schedule = replace(schedule, min_interval_seconds=min(
-                    schedule.min_interval_seconds or shortest, shortest),
-                    runs_per_day=round(schedule.runs_per_day + 86400 / shortest, 4))
+                    schedule.min_interval_seconds or whole, whole),
+                    runs_per_day=round((schedule.runs_per_day or 0) + 86400 / shortest, 4))
             return schedule
         if intervals:
             shortest = min(s for _, _, s in intervals)

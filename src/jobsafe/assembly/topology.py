@@ -8,7 +8,7 @@ import os
 import re
 from dataclasses import replace
 
-from ..model import BeatProcess, Copies, Job, Mount, Span
+from ..model import BeatProcess, Copies, Job, Mount, MountKind, Span
 from ..sources.kubernetes import classify_claim, workloads
 from ..sources.supervisor import looks_like_supervisor, supervisor_programs
 from ..sources.workloads import (
@@ -141,17 +141,19 @@ class TopologyAssembly(Step):
         return runs_cron_daemon(container.command) and len(self.images.dockerfiles) == 1
 
     def _mount(self, path: str, volume: Volume) -> Mount:
-        kind, what = volume.kind, volume.detail
-        if kind == "pvc":
+        kind: MountKind
+        if volume.kind == "pvc":
             kind, what = classify_claim(volume.detail, self.manifests.catalog)
-        elif kind == "network":
-            what = f"{what} ({volume.name})" if volume.name else what
-        elif kind in ("compose", "bind"):
+        elif volume.kind == "network":
+            kind = "network"
+            what = f"{volume.detail} ({volume.name})" if volume.name else volume.detail
+        elif volume.kind in ("compose", "bind"):
             kind, what = "shared", f"{volume.detail} {volume.name}"
-        elif kind == "emptyDir":
+        elif volume.kind == "emptyDir":
             kind, what = "local", "emptyDir (pod-local)"
         else:
-            kind, what = "local" if kind == "hostPath" else "other", what or volume.name
+            kind = "local" if volume.kind == "hostPath" else "other"
+            what = volume.detail or volume.name
         return Mount(path, kind, what, volume.span)
 
 

@@ -150,9 +150,9 @@ def print_text(analysis: Analysis, console: Console, line_text, quiet: bool = Fa
     where = f"in {plural(s['files'], 'file')}, {plural(s['jobs'], 'scheduled job')}."
     if findings:
         sev = Counter(f.severity.value for f in findings)
-        parts = ", ".join(plural(sev[k], k) if k != "info" else f"{sev[k]} info"
-                          for k in ("error", "warning", "info") if sev[k])
-        console.print(f"[bold]Found {plural(s['findings'], 'finding')}[/] ({parts}) {where}")
+        levels = ", ".join(plural(sev[k], k) if k != "info" else f"{sev[k]} info"
+                           for k in ("error", "warning", "info") if sev[k])
+        console.print(f"[bold]Found {plural(s['findings'], 'finding')}[/] ({levels}) {where}")
     else:
         console.print(f"[green]No findings[/] {where}")
     if analysis.suppressed:
@@ -165,7 +165,7 @@ def print_text(analysis: Analysis, console: Console, line_text, quiet: bool = Fa
     fixable = sum(1 for f in findings if applies(f))
     hidden = sum(1 for f in findings if f.fix is not None and not applies(f))
     if fixable or hidden:
-        parts = []
+        parts: list[str] = []
         if fixable:
             parts.append(f"[*] {fixable} fixable with the `--fix` option")
         if hidden:

@@ -77,8 +77,7 @@ def _split_fields(line: str, count: int) -> tuple[list[str], int] | None:
             return None
         fields.append(m.group(1))
         pos = m.end()
-    m = re.compile(r"\s*").match(line, pos)
-    return fields, m.end()
+    return fields, len(line) - len(line[pos:].lstrip())
 
 
 def looks_like_system_crontab(text: str) -> bool:
@@ -167,15 +166,15 @@ def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
     if stripped.startswith("@"):
         split = _split_fields(line, 1)
         macro = split[0][0].lower() if split else ""
-        if macro not in _MACRO_NAMES:
+        expr = expand_macro(macro)
+        if split is None or (expr is None and macro != "@reboot"):
             error(f"unknown schedule macro {split[0][0] if split else stripped!r}")
             return None
-        text = split[0][0]
         fields, rest = split
-        if macro == "@reboot":
+        text = fields[0]
+        if expr is None:
             schedule = Schedule(text=text, kind="reboot", timezone=env.get("CRON_TZ"))
         else:
-            expr = expand_macro(macro)
             schedule = cron_schedule(text, expr, env.get("CRON_TZ"))
     else:
         split = _split_fields(line, 5)

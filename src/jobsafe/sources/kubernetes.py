@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-from ..model import K8sFacts, Span
+from ..model import K8sFacts, MountKind, Span
 from .workloads import Container, Volume, Workload
 from .yamlfile import YNode
 
@@ -188,7 +188,7 @@ def is_network_provisioner(name: str) -> bool:
                                               "file.csi.azure", "filestore", "netapp", "fsx"))
 
 
-def classify_claim(claim: str, catalog: Catalog) -> tuple[str, str]:
+def classify_claim(claim: str, catalog: Catalog) -> tuple[MountKind, str]:
     """A PVC's (kind, description): network, shared (ReadWriteMany of an unknown class) or
     other."""
     storage_class, volume, modes = catalog.claims.get(claim, (None, None, ()))

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...errors import InternalError, raise_internal_errors
 from ...model import CodeFact, Lock, ParseError, Progress
 from ...suppress import may_hold_suppressions
 from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
+
+if TYPE_CHECKING:
+    from ...cache import FileCache, StatIndex
 
 _MAX_UNITS = 400
 #: the stat index's notes: a module the prefilter passed over, with no suppression (not
@@ -67,8 +71,9 @@ class PythonIndex:
         self._modules: dict[str, ModuleFacts | None] = {}
         self.errors: list[ParseError] = []
         self.internal_errors: list[InternalError] = []
-        self.cache = None  # a FileCache, when the run uses one
-        self.stats = None  # a StatIndex beside it: modules known unchanged and irrelevant
+        self.cache: FileCache | None = None  # when the run uses one
+        #: the stat index beside it: modules known unchanged and irrelevant
+        self.stats: StatIndex | None = None
         #: display paths of modules the stat index vouched for, so never read
         self.unread: set[str] = set()
         self._matters: dict[str, bool] = {}
@@ -88,7 +93,7 @@ class PythonIndex:
             self._modules[rel] = None
             f = self.files.get(rel)
             text = self.read(f) if f is not None else None
-            if text is not None:
+            if f is not None and text is not None:
                 key = self.cache.key("python", f.display, text) if self.cache else None
                 facts = self.cache.get(key) if self.cache else None
                 if not isinstance(facts, ModuleFacts):
@@ -170,7 +175,8 @@ class PythonIndex:
         """Every unit an entry reaches, the entry's own first."""
         facts = self.module(rel)
         if facts is None or facts.error is not None:
-            if facts is not None and facts.too_large and facts.error not in self.errors:
+            if facts is not None and facts.too_large and facts.error is not None and \
+                    facts.error not in self.errors:
                 self.errors.append(facts.error)  # a job runs it: say it was not analysed
             return []
         roots = [MODULE]
@@ -186,7 +192,7 @@ class PythonIndex:
 
     def _reach(self, rel: str, roots: list[str]):
         seen: set[tuple[str, str]] = set()
-        order = []
+        order: list[tuple[ModuleFacts, Unit]] = []
         queue = deque((rel, r) for r in roots)
         while queue and len(order) < _MAX_UNITS:
             module_rel, unit_name = queue.popleft()
