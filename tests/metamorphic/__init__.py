@@ -1,0 +1,1 @@
+"""Metamorphic tests: the fixtures rewritten the way real projects spell the same code."""
