@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 #: modules the rewrites add to the tree (at its root, importable from anywhere in it)
 HELPERS = "jobsafe_mm_helpers"
