@@ -182,6 +182,9 @@ class _Renamer(cst.CSTTransformer):
     def visit_ImportAlias(self, node):
         return False  # the imported name itself is not a use
 
+    def leave_ImportFrom(self, original, updated):
+        return updated.with_changes(module=original.module)  # a module path, not a name
+
     def visit_Attribute(self, node):
         node.value.visit(self)  # only the leftmost name of a.b.c is an identifier
         return False
@@ -208,8 +211,18 @@ def rename_bindings(tree: Tree) -> bool:
 
     def transform(path, module, wrapper):
         bound: set[str] = set()
+        class_attrs: set[str] = set()
 
         class Collect(cst.CSTVisitor):
+            def visit_ClassDef(self, node):
+                # a class body's names are attributes: an API (django-cron reads `schedule`)
+                for stmt in node.body.body:
+                    if isinstance(stmt, cst.SimpleStatementLine):
+                        for small in stmt.body:
+                            if isinstance(small, cst.Assign):
+                                class_attrs.update(t.target.value for t in small.targets
+                                                   if isinstance(t.target, cst.Name))
+
             def visit_AssignTarget(self, node):
                 if isinstance(node.target, cst.Name):
                     bound.add(node.target.value)
@@ -219,7 +232,7 @@ def rename_bindings(tree: Tree) -> bool:
                     bound.add(node.asname.name.value)
 
         module.visit(Collect())
-        bound -= {"__all__", "app", "celery_app", "huey", "scheduler", "sched"}
+        bound -= class_attrs | {"__all__"}
         bound = {b for b in bound if not b.isupper() and not b.startswith("__")}
         if not bound:
             return None
@@ -416,6 +429,12 @@ class _ToAttribute(cst.CSTTransformer):
         return updated.with_changes(keyword=original.keyword)
 
     def visit_Param(self, node):
+        return False
+
+    def visit_Import(self, node):
+        return False
+
+    def visit_ImportFrom(self, node):
         return False
 
     def leave_Name(self, original, updated):

@@ -118,6 +118,7 @@ class PythonAssembly(Step):
             for call in module.schedules:
                 self.guarded(module.path, partial(self._scheduled_call, rel, call))
         for unit in module.units.values():
-            self.project.code_locks.extend(unit.locks)
-            self.project.code_facts.extend(unit.facts)
+            locks, facts = self.tree.python.unit_code(rel, unit)
+            self.project.code_locks.extend(locks)
+            self.project.code_facts.extend(facts)
 

@@ -179,3 +179,49 @@ BACKGROUND_SCHEDULERS = {
     "apscheduler.schedulers.qt.QtScheduler",
     "flask_apscheduler.APScheduler",
 }
+
+
+# -- kinds of values (``semantics``): what a library name, call, method or item gives
+
+#: uncalled library names that are objects themselves
+LIBRARY_OBJECTS = {
+    "django.core.cache.cache": "django-cache",
+    "django.core.cache.caches": "django-caches",
+    "django.db.connection": "db-connection",
+    "django.db.connections": "db-connections",
+    "django.conf.settings": "settings",
+}
+#: library calls -> the kind of what they return
+LIBRARY_CALLS = {
+    **dict.fromkeys(REDIS_CLIENT_FACTORIES, "redis"),
+    "redis.asyncio.StrictRedis": "redis", "redis.sentinel.Sentinel.master_for": "redis",
+    "django_redis.get_redis_connection": "redis",
+    "sqlalchemy.create_engine": "db-engine", "sqlalchemy.engine.create_engine": "db-engine",
+    "sqlalchemy.orm.sessionmaker": "db-sessionmaker", "sqlalchemy.orm.Session": "db-session",
+    "sqlalchemy.orm.scoped_session": "db-session",
+    "psycopg2.connect": "db-connection", "psycopg.connect": "db-connection",
+    "pymysql.connect": "db-connection", "MySQLdb.connect": "db-connection",
+    "mysql.connector.connect": "db-connection", "sqlite3.connect": "db-connection",
+    "psycopg2.pool.SimpleConnectionPool": "db-pool",
+    "psycopg2.pool.ThreadedConnectionPool": "db-pool", "psycopg_pool.ConnectionPool": "db-pool",
+    **{name: f"huey:{scope}" for name, scope in HUEY_STORAGES.items()},
+    **dict.fromkeys(BACKGROUND_SCHEDULERS, "background-scheduler"),
+    "stripe.StripeClient": "stripe-client",
+}
+#: kinds whose methods give something of a known kind
+OBJECT_KINDS = {"redis", "django-cache", "db-engine", "db-sessionmaker", "db-session",
+                "db-connection", "db-pool", "db-cursor", "db-connections"}
+METHOD_RESULTS = {
+    ("db-engine", "connect"): "db-pooled-connection",
+    ("db-engine", "begin"): "db-pooled-connection",
+    ("db-engine", "raw_connection"): "db-pooled-connection",
+    ("db-sessionmaker", "__call__"): "db-session",
+    ("db-pool", "getconn"): "db-pooled-connection",
+    ("db-pool", "connection"): "db-pooled-connection",
+    ("db-connection", "cursor"): "db-cursor",
+    ("db-pooled-connection", "cursor"): "db-cursor",
+    ("db-session", "connection"): "db-connection",
+    ("redis", "pipeline"): "redis",
+}
+#: ``base[key]`` of a kind
+ITEM_KINDS = {"django-caches": "django-cache", "db-connections": "db-connection"}

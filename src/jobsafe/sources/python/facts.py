@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...model import CodeFact, Lock, ParseError, Span
+from .symbols import CallSite, LockSymbols, Value
 
 MODULE = "<module>"
 MAIN = "<main>"
@@ -23,14 +24,40 @@ class Unit:
     calls: list[str] = field(default_factory=list)  # qualified names of called functions
     locks: list[Lock] = field(default_factory=list)
     facts: list[CodeFact] = field(default_factory=list)
+    # -- what callers need to know (the function's summary; see ``semantics``)
+    params: tuple[str, ...] = ()
+    defaults: dict[str, Value] = field(default_factory=dict)
+    #: locals bound once by assignment (``client = get_client()``), for what they hold
+    local_values: dict[str, Value] = field(default_factory=dict)
+    returns: list[Value] = field(default_factory=list)
+    #: names the body calls (``fn(*args)`` in a decorator's wrapper calls its parameter)
+    called_names: set[str] = field(default_factory=set)
+    callsites: list[CallSite] = field(default_factory=list)
+    #: lock span -> what the lock depends on beyond literals
+    lock_symbols: dict[Span, LockSymbols] = field(default_factory=dict)
+    #: facts that hold only if a call site turns out to take a lock (an exit inside
+    #: ``x = make_lock(); x.acquire(); ...``): call-site span -> facts, lock left empty
+    facts_if_lock: dict[Span, list[CodeFact]] = field(default_factory=dict)
+
+
+@dataclass
+class ClassInfo:
+    bases: tuple[Value, ...] = ()
+    methods: list[str] = field(default_factory=list)
+    #: ``self.x = ...`` in any method and ``x = ...`` in the class body
+    attrs: dict[str, Value] = field(default_factory=dict)
+    attr_units: dict[str, str] = field(default_factory=dict)  # the method that sets it
 
 
 @dataclass
 class ModuleFacts:
     path: str
     units: dict[str, Unit] = field(default_factory=dict)
-    #: Command classes (Django management commands) and their handle()
-    classes: dict[str, list[str]] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    #: top-level ``NAME = value`` assignments
+    bindings: dict[str, Value] = field(default_factory=dict)
+    #: what the module imports: local name -> dotted name as written (``.locks.take``)
+    imports: dict[str, str] = field(default_factory=dict)
     error: ParseError | None = None
     has_main: bool = False
     too_large: bool = False  # generated code, usually: skipped unless a job runs it

@@ -7,7 +7,8 @@ and hazards of everything it reaches are the entry code's.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ...errors import InternalError, raise_internal_errors
@@ -15,6 +16,7 @@ from ...model import CodeFact, Lock, ParseError, Progress
 from ...suppress import may_hold_suppressions
 from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
+from .semantics import Semantics, Where
 
 if TYPE_CHECKING:
     from ...cache import FileCache, StatIndex
@@ -78,6 +80,7 @@ class PythonIndex:
         self.unread: set[str] = set()
         self._matters: dict[str, bool] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
+        self._rel_by_display = {f.display: rel for rel, f in files.items()}
 
     @staticmethod
     def dotted(rel: str) -> str:
@@ -87,6 +90,32 @@ class PythonIndex:
         if name.endswith("/__init__"):
             name = name[: -len("/__init__")]
         return name.replace("/", ".")
+
+    @cached_property
+    def semantics(self) -> Semantics:
+        return Semantics(self)
+
+    def unit_code(self, rel: str, unit: Unit) -> tuple[list[Lock], list[CodeFact]]:
+        """A unit's locks and hazards, as the whole tree tells them: a lock whose receiver
+        only other modules can type is confirmed (or dropped, with the hazards about it)."""
+        where = Where(rel, unit.name)
+        locks = {}
+        for lock in unit.locks:
+            symbols = unit.lock_symbols.get(lock.span)
+            confirmed = self.semantics.confirm(lock, symbols, where) if symbols else lock
+            if confirmed is not None:
+                locks[lock.span] = confirmed
+        facts = [f if f.lock is None else replace(f, lock=locks[f.lock.span])
+                 for f in unit.facts if f.lock is None or f.lock.span in locks]
+        return list(locks.values()), facts
+
+    def rel_of(self, facts: ModuleFacts) -> str:
+        """The tree-relative path of a parsed module (its facts know the display path)."""
+        return self._rel_by_display[facts.path]
+
+    def module_rel(self, dotted: str) -> str | None:
+        """The tree's module (or package) with this dotted name."""
+        return self._by_dotted.get(dotted) or self._by_dotted.get(f"{dotted}.__init__")
 
     def module(self, rel: str) -> ModuleFacts | None:
         if rel not in self._modules:
@@ -181,7 +210,8 @@ class PythonIndex:
             return []
         roots = [MODULE]
         if kind == "manage.py":
-            command = next((c for c, methods in facts.classes.items() if "handle" in methods), None)
+            command = next((c for c, info in facts.classes.items() if "handle" in info.methods),
+                           None)
             if command:
                 roots.append(f"{command}.handle")
         elif function:
@@ -264,6 +294,7 @@ class EntryCode:
 
 def entry_code(index: PythonIndex, rel: str, kind: str, function: str | None) -> EntryCode:
     units = index.entry_units(rel, kind, function)
-    return EntryCode(tuple(lock for _, unit in units for lock in unit.locks),
-                     tuple(fact for _, unit in units for fact in unit.facts),
+    code = [index.unit_code(index.rel_of(module), unit) for module, unit in units]
+    return EntryCode(tuple(lock for locks, _ in code for lock in locks),
+                     tuple(fact for _, facts in code for fact in facts),
                      bool(units), tuple(dict.fromkeys(module.path for module, _ in units)))

@@ -3,12 +3,14 @@ SQL advisory locks and hand-made lock files, with how each is released."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ...model import CodeFact, Lock, Span
 from . import apis
+from .symbols import LockSymbols, Value
 from .syntax import contains, walk, walk_unit
 from .values import argument, passes_kwargs
 
@@ -33,53 +35,87 @@ UNKNOWN_TTL = -1.0
 _LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
 
 
+@dataclass(frozen=True)
+class LockSpec:
+    """A lock object's constructor: the library API, and when the receiver's type decides
+    whether it is one (``c.lock(...)`` with ``c`` made elsewhere), what ``semantics``
+    must confirm."""
+
+    name: str  # the API, e.g. "redis.Redis.lock"
+    api: apis.LockApi
+    ctor: cst.Call
+    receiver: Value | None = None
+    needs: frozenset[str] = frozenset()
+    guess: bool = False  # what the receiver's name suggests, when its type stays unknown
+
+
 class LockCalls:
     """Mixin of the module analyser: recognising locks (metadata helpers come from it)."""
 
-    def _constructor(self, call: cst.Call):
-        """(api name, spec, call) when ``call`` creates a lock object."""
+    def _constructor(self, call: cst.Call) -> LockSpec | None:
+        """The spec when ``call`` creates a lock object."""
         names = self.qualified(call.func)
         for name in sorted(names):
             if name in apis.LOCK_CONSTRUCTORS:
-                return name, apis.LOCK_CONSTRUCTORS[name], call
+                return LockSpec(name, apis.LOCK_CONSTRUCTORS[name], call)
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "lock":
-            if self._is_redis(func.value):
-                return "redis.Redis.lock", apis.REDIS_CLIENT_LOCK, call
-            if self._is_cache(func.value):
-                return "cache.lock", apis.CACHE_LOCK, call
+            kind = self._receiver_kind(func.value)
+            if kind == "redis":
+                return LockSpec("redis.Redis.lock", apis.REDIS_CLIENT_LOCK, call)
+            if kind == "django-cache":
+                return LockSpec("cache.lock", apis.CACHE_LOCK, call)
+            if kind is None:
+                cache = self._looks_like_cache(func.value)
+                return LockSpec("cache.lock" if cache else "redis.Redis.lock",
+                                apis.CACHE_LOCK if cache else apis.REDIS_CLIENT_LOCK, call,
+                                self.sym.value(func.value, self.unit_at(call)),
+                                frozenset({"redis", "django-cache"}),
+                                cache or self._looks_like_redis(func.value))
         if isinstance(func, cst.Attribute) and func.attr.value == "lock_task":
             storage = self._huey_storage(func.value)
             if storage is not None:
-                return "huey.lock_task", apis.huey_lock(apis.HUEY_STORAGES[storage]), call
+                return LockSpec("huey.lock_task", apis.huey_lock(apis.HUEY_STORAGES[storage]),
+                                call)
+            if any(q == "huey" or q.startswith("huey.") for q in self.aliases.values()):
+                # a Huey made elsewhere: its storage decides the scope (Redis, usually)
+                return LockSpec("huey.lock_task", apis.huey_lock("cluster"), call,
+                                self.sym.value(func.value, self.unit_at(call)),
+                                frozenset(f"huey:{s}" for s in ("cluster", "host", "process")),
+                                guess=True)
         return None
 
-    def _huey_storage(self, node) -> str | None:
-        """The Huey class behind ``huey`` in ``huey.lock_task()``: the one the module binds
-        to that name, else (a Huey passed in, in a module that imports huey) Huey's usual
-        Redis storage."""
-        kinds = self.client_kinds.get(self.code(node), set()) | self.qualified(node)
-        known = next((k for k in sorted(kinds) if k in apis.HUEY_STORAGES), None)
-        if known is None and any(q == "huey" or q.startswith("huey.")
-                                 for q in self.aliases.values()):
-            return "huey.RedisHuey"
-        return known
-
-    def _is_redis(self, node) -> bool:
-        text = self.code(node)
-        if text in self.clients or self.qualified(node) & apis.REDIS_CLIENT_FACTORIES:
-            return True
+    def _receiver_kind(self, node) -> str | None:
+        """What a receiver is when this module alone says (a Redis client made here, Django's
+        cache); "other" when it is something known not to matter; None when only the
+        project's other code (``semantics``) can tell."""
+        if self.qualified(node) & apis.DJANGO_CACHES or (
+                isinstance(node, cst.Subscript) and self.qualified(node.value) & apis.DJANGO_CACHES):
+            return "django-cache"
+        if self.code(node) in self.clients or self.qualified(node) & apis.REDIS_CLIENT_FACTORIES:
+            return "redis"
         if isinstance(node, cst.Call) and self.qualified(node.func) & apis.REDIS_CLIENT_FACTORIES:
-            return True
-        return "redis" in text.lower()
+            return "redis"
+        return None
 
-    def _is_cache(self, node) -> bool:
-        if self.qualified(node) & apis.DJANGO_CACHES:
-            return True
-        if isinstance(node, cst.Subscript) and self.qualified(node.value) & apis.DJANGO_CACHES:
-            return True
+    def _looks_like_redis(self, node) -> bool:
+        return "redis" in self.code(node).lower()
+
+    def _looks_like_cache(self, node) -> bool:
         text = self.code(node).lower()
         return text == "cache" or text.endswith(".cache") or text.startswith("caches[")
+
+    def _pending(self, spec: LockSpec, lock: Lock, unit: Unit) -> Lock:
+        """Note what a lock awaits from ``semantics`` before it counts."""
+        if spec.receiver is not None:
+            unit.lock_symbols[lock.span] = LockSymbols(receiver=spec.receiver, needs=spec.needs,
+                                                       guess=spec.guess)
+        return lock
+
+    def _huey_storage(self, node) -> str | None:
+        """The Huey class behind ``huey`` in ``huey.lock_task()``, when the module binds it."""
+        kinds = self.client_kinds.get(self.code(node), set()) | self.qualified(node)
+        return next((k for k in sorted(kinds) if k in apis.HUEY_STORAGES), None)
 
     def _with_item(self, item: cst.WithItem, w: cst.With, unit: Unit, bindings) -> Lock | None:
         expr = item.item
@@ -97,9 +133,8 @@ class LockCalls:
             spec = bindings.get(self.code(expr))
         if spec is None:
             return None
-        api_name, api, ctor = spec
-        wait = self._wait(api, ctor, call if call is not ctor else None)
-        return self._make_lock(api_name, api, ctor, expr, unit, release="with",
+        wait = self._wait(spec.api, spec.ctor, call if call is not spec.ctor else None)
+        return self._make_lock(spec, expr, unit, release="with",
                                scope=(self.line(w), self.end_line(w)),
                                blocking=wait is None or wait > 0, wait=wait)
 
@@ -111,11 +146,10 @@ class LockCalls:
         for decorator in unit.node.decorators:
             d = decorator.decorator
             spec = self._constructor(d) if isinstance(d, cst.Call) else None
-            if spec is None or spec[1].kind != "huey-lock":
+            if spec is None or spec.api.kind != "huey-lock":
                 continue  # lock objects used as decorators are Huey's only, so far
-            api_name, api, ctor = spec
-            wait = self._wait(api, ctor, None)
-            found.append((self._make_lock(api_name, api, ctor, d, unit, release="with",
+            wait = self._wait(spec.api, spec.ctor, None)
+            found.append((self._make_lock(spec, d, unit, release="with",
                                           scope=(self.line(unit.node), self.unit_end(unit)),
                                           blocking=wait is None or wait > 0, wait=wait), d, None))
         return found
@@ -146,9 +180,10 @@ class LockCalls:
                 return 0.0
         return api.wait_default
 
-    def _make_lock(self, api_name, api: apis.LockApi, ctor: cst.Call, at, unit: Unit, *,
+    def _make_lock(self, spec: LockSpec, at, unit: Unit, *,
                    release: str, scope, blocking: bool, wait, try_lock=False, checked=None,
                    release_span=None) -> Lock:
+        api_name, api, ctor = spec.name, spec.api, spec.ctor
         ttl = None
         if api.ttl_arg or api.ttl_pos is not None:
             value = argument(ctor, api.ttl_arg, api.ttl_pos)
@@ -164,14 +199,14 @@ class LockCalls:
             self.lock_keys[id(at)] = key_node  # for JOB304: what the key is made of
         if passes_kwargs(ctor) and ttl is None and api.stale == "ttl":
             ttl = UNKNOWN_TTL  # passed through **kwargs
-        return Lock(
+        return self._pending(spec, Lock(
             kind=api.kind, scope=api.scope, span=self.span(at), path=key if api.scope == "host" else None,
             key=key if api.scope != "host" else None, ttl_seconds=ttl,
             stale_handling=api.stale if api.scope != "process" else "process",
             blocking=blocking, wait_seconds=wait if blocking else None, api=api_name,
             try_lock=try_lock, result_checked=checked, release=release,
             release_span=release_span, renewed=renewed, scope_lines=scope, function=unit.name,
-            ttl_span=self.span(ctor) if ctor is not at else None)
+            ttl_span=self.span(ctor) if ctor is not at else None), unit)
 
     def _call(self, call: cst.Call, unit: Unit, bindings, calls):
         func = call.func
@@ -188,31 +223,32 @@ class LockCalls:
                     spec = self._constructor(receiver)
                 if spec is not None:
                     return self._acquire(call, receiver, spec, unit, calls)
-            if method in ("set", "setnx", "add") and (self._is_redis(receiver) or self._is_cache(receiver)):
-                return self._key_lock(call, method, receiver, unit, calls)
+            if method in ("set", "setnx", "add"):
+                found = self._key_lock(call, method, receiver, unit, calls)
+                if found is not None:
+                    return found
             if method in ("execute", "exec_driver_sql") or "sqlalchemy.text" in names:
                 return self._sql_lock(call, unit, calls)
         if "sqlalchemy.text" in names or "sqlalchemy.sql.text" in names:
             return None
         for name in names:
             if name in apis.LOCK_CONSTRUCTORS and apis.LOCK_CONSTRUCTORS[name].acquires_on_create:
-                api = apis.LOCK_CONSTRUCTORS[name]
+                spec = LockSpec(name, apis.LOCK_CONSTRUCTORS[name], call)
                 handle = self._assigned_to(call)
-                return (self._make_lock(name, api, call, call, unit, release="process-exit",
+                return (self._make_lock(spec, call, unit, release="process-exit",
                                         scope=(self.line(call), self.unit_end(unit)),
                                         blocking=False, wait=0.0, try_lock=True, checked=True),
                         call, handle)
         return None
 
-    def _acquire(self, call, receiver, spec, unit: Unit, calls):
-        api_name, api, ctor = spec
-        wait = self._wait(api, ctor, call)
+    def _acquire(self, call, receiver, spec: LockSpec, unit: Unit, calls):
+        wait = self._wait(spec.api, spec.ctor, call)
         try_lock = wait is not None and wait == 0
         checked = self._result_checked(call)
         handle = self.code(receiver) if not isinstance(receiver, cst.Call) else None
         release_call = self._release_call(handle, call, calls, ("release",)) if handle else None
         release, release_span, end = self._release_kind(release_call, handle, unit)
-        lock = self._make_lock(api_name, api, ctor, call, unit, release=release,
+        lock = self._make_lock(spec, call, unit, release=release,
                                scope=(self.line(call), end), blocking=not try_lock, wait=wait,
                                try_lock=try_lock, checked=checked, release_span=release_span)
         if isinstance(receiver, cst.Call) and self._statement_expression(call):
@@ -268,11 +304,21 @@ class LockCalls:
 
     def _key_lock(self, call, method, receiver, unit, calls):
         """Redis ``SET NX``/``SETNX`` and Django ``cache.add``: a key whose existence locks."""
-        redis = self._is_redis(receiver)
         if method == "set":
             nx = argument(call, "nx", None)
             if not (nx is not None and self.eval.truthy(nx)):
                 return None
+        kind = self._receiver_kind(receiver)
+        pending = None
+        if kind is None:  # the type of the receiver is for ``semantics`` to tell
+            cache = method == "add" or self._looks_like_cache(receiver)
+            kind = "django-cache" if cache else "redis"
+            pending = LockSymbols(
+                receiver=self.sym.value(receiver, unit),
+                needs=frozenset({kind}) if cache else frozenset({"redis", "django-cache"}),
+                guess=self._looks_like_cache(receiver) if cache else (
+                    self._looks_like_redis(receiver) or self._looks_like_cache(receiver)))
+        redis = kind == "redis"
         if method == "add" and redis:
             return None
         key_node = argument(call, "key", 0) or argument(call, "name", 0)
@@ -311,29 +357,33 @@ class LockCalls:
                     result_checked=self._result_checked(call), release=release,
                     release_span=release_span, scope_lines=(self.line(call), end),
                     function=unit.name)
+        if pending is not None:
+            unit.lock_symbols[lock.span] = pending
         return lock, call, None
 
     def _following_expire(self, receiver, key_node, call, calls) -> float | None:
         receiver_text = self.code(receiver)
-        key_text = self.code(key_node) if key_node is not None else None
         for c in calls:
             if self.line(c) < self.line(call) or not isinstance(c.func, cst.Attribute):
                 continue
             if c.func.attr.value in ("expire", "pexpire") and self.code(c.func.value) == receiver_text:
-                if key_text is None or (c.args and self.code(c.args[0].value) == key_text):
+                if key_node is None or (c.args and self._same_key(c.args[0].value, key_node)):
                     number = self.eval.number(argument(c, "time", 1))
                     if number is not None and c.func.attr.value == "pexpire":
                         number /= 1000
                     return number if number is not None else UNKNOWN_TTL
         return None
 
+    def _same_key(self, a, b) -> bool:
+        """Two key expressions that name the same key (a constant and its literal too)."""
+        return (self.eval.string(a) or self.code(a)) == (self.eval.string(b) or self.code(b))
+
     def _key_release(self, receiver_text, key_node, call, calls):
-        key_text = self.code(key_node) if key_node is not None else None
         for c in calls:
             if self.line(c) < self.line(call) or not isinstance(c.func, cst.Attribute):
                 continue
             if c.func.attr.value in ("delete", "unlink") and self.code(c.func.value) == receiver_text \
-                    and (key_text is None or (c.args and self.code(c.args[0].value) == key_text)):
+                    and (key_node is None or (c.args and self._same_key(c.args[0].value, key_node))):
                 return c
         return None
 
@@ -363,7 +413,7 @@ class LockCalls:
             release, release_span, end = self._release_kind(unlock, None, unit)
             if not session:
                 release = "transaction"
-            pooled = self._pooled_checkout(call, unlock) if session else None
+            pooled, pending = self._pooled_checkout(call, unlock, unit) if session else (None, None)
             lock = Lock(kind="pg-advisory" if function.startswith("pg_") else "mysql-get-lock",
                         scope="cluster", span=self.span(call), key=m.group(1).strip() or None,
                         stale_handling="session", blocking=blocking, wait_seconds=wait,
@@ -372,25 +422,35 @@ class LockCalls:
                         release=release,
                         release_span=release_span, scope_lines=(self.line(call), end),
                         function=unit.name, session=session, pooled=pooled)
+            if pending is not None:
+                unit.lock_symbols[lock.span] = pending
             return lock, call, None
         return None
 
-    def _pooled_checkout(self, call, unlock) -> Span | None:
+    def _pooled_checkout(self, call, unlock, unit):
         """The ``with engine.connect()``/``pool.connection()`` block a session lock is taken
         in, when the block hands the connection back to the pool with the lock still held
-        (no unlock inside it)."""
+        (no unlock inside it): (its span, None) when this module tells the receiver is an
+        engine or a pool, (None, symbols) when only ``semantics`` can."""
         for parent in self.parents(call):
             if not isinstance(parent, cst.With):
                 continue
             for item in parent.items:
                 checkout = item.item
-                if isinstance(checkout, cst.Call) and isinstance(checkout.func, cst.Attribute) \
-                        and _is_pool_checkout(self.code(checkout.func.value).lower(),
-                                              checkout.func.attr.value):
-                    if unlock is not None and self.line(unlock) <= self._pos[parent].end.line:
-                        return None
-                    return self.span(checkout)
-        return None
+                if not (isinstance(checkout, cst.Call) and isinstance(checkout.func, cst.Attribute)
+                        and checkout.func.attr.value in _CHECKOUTS):
+                    continue
+                if unlock is not None and self.line(unlock) <= self._pos[parent].end.line:
+                    return None, None
+                receiver = checkout.func.value
+                made_by = self.client_kinds.get(self.code(receiver), set())
+                if any(apis.LIBRARY_CALLS.get(q) in ("db-engine", "db-pool") for q in made_by):
+                    return self.span(checkout), None
+                return None, LockSymbols(pool=self.sym.value(receiver, unit),
+                                         pool_span=self.span(checkout),
+                                         pool_guess=_is_pool_checkout(
+                                             self.code(receiver).lower(), checkout.func.attr.value))
+        return None, None
 
     def _lock_files(self, unit: Unit, nodes, calls):
         """Lock/pid files and lock directories managed by hand (JOB201/JOB202)."""
@@ -641,6 +701,10 @@ class LockCalls:
     def _is_exit_call(self, node) -> bool:
         return isinstance(node, cst.Call) and bool(
             self.qualified(node.func) & (set(apis.PROCESS_EXITS) | set(apis.HARD_EXITS)))
+
+
+#: methods that check a connection out of an engine or a pool
+_CHECKOUTS = ("connect", "begin", "connection", "getconn", "acquire")
 
 
 def _is_pool_checkout(receiver: str, method: str) -> bool:

@@ -21,11 +21,12 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ...model import CodeFact, Lock, ParseError, Span
 from . import apis
-from .facts import MAIN, MODULE, ModuleFacts, Unit
+from .facts import MAIN, MODULE, ClassInfo, ModuleFacts, Unit
 from .hazards import Hazards
 from .idempotency import helper_origins, key_facts
 from .lock_calls import LockCalls
 from .schedulers import scheduled_calls
+from .symbolize import Symbolizer, assigned_names, parameters
 from .syntax import ParentMap, contains, dotted, is_main_guard, walk
 from .values import Evaluator, argument
 
@@ -212,6 +213,9 @@ class _ModuleAnalyser(LockCalls, Hazards):
                         if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
         self._qualified_cache: dict[int, set[str]] = {}
         self._stale: str | None = None
+        literals = Evaluator({}, self.qualified)
+        self.sym = Symbolizer(self.aliases, self.defined | assigned_names(module.body),
+                              lambda node: _literal(literals, node))
 
     def qualified(self, node) -> set[str]:
         """The dotted name an expression refers to (``{"fcntl.flock"}``), or an empty set."""
@@ -268,8 +272,11 @@ class _ModuleAnalyser(LockCalls, Hazards):
         return self.module.code_for_node(node)
 
     def run(self) -> None:
-        self._module_prepass()
         units = self._collect_units()
+        self._units = {id(u.node): u for u in units}
+        self._node_unit = {id(n): key for key, nodes in self.by_unit.items() for n in nodes}
+        self._module_prepass()
+        self._summaries(units)
         self.helpers = helper_origins(self, units)
         self.facts.schedules = scheduled_calls(self, self.order)
         for unit in units:
@@ -329,8 +336,10 @@ class _ModuleAnalyser(LockCalls, Hazards):
                 for d in node.decorators:
                     target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
                     decorators |= self.qualified(target) | {self.code(target)}
+                params, defaults = parameters(node)
                 unit = Unit(name, node, is_async=node.asynchronous is not None,
-                            decorators=decorators)
+                            decorators=decorators, params=params)
+                unit.defaults = {k: self.sym.value(v, None) for k, v in defaults.items()}
                 unit.is_generator = any(type(n) is cst.Yield for n in self._unit_nodes(node))
                 unit.is_contextmanager = bool(decorators & apis.CONTEXT_MANAGER_DECORATORS) or \
                     any(d.split(".")[-1] in ("contextmanager", "asynccontextmanager")
@@ -338,11 +347,61 @@ class _ModuleAnalyser(LockCalls, Hazards):
                 units.append(unit)
             elif isinstance(node, cst.ClassDef):
                 methods = [s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)]
-                self.facts.classes[node.name.value] = methods
+                self.facts.classes[node.name.value] = ClassInfo(
+                    tuple(self.sym.value(b.value, None) for b in node.bases), methods)
             elif isinstance(node, cst.If) and id(node) in self.by_unit and is_main_guard(node):
                 self.facts.has_main = True
                 units.append(Unit(MAIN, node))
         return units
+
+    def _summaries(self, units: list[Unit]) -> None:
+        """What other modules and callers need to know, symbolically: the module's bindings
+        and imports, each class's attributes, and each unit's locals, returns and the names
+        it calls (``semantics`` resolves them across the tree)."""
+        self.facts.imports = dict(self.aliases)
+        module_unit = units[0]
+        for stmt in self.module.body:
+            for target, value in _assignments(stmt):
+                if isinstance(target, cst.Name):
+                    self.facts.bindings[target.value] = self.sym.value(value, module_unit)
+        classes = {node.name.value: node for node in self.order if type(node) is cst.ClassDef}
+        for name, node in classes.items():
+            info = self.facts.classes.get(name)
+            if info is None:
+                continue
+            for stmt in node.body.body:
+                for target, value in _assignments(stmt):
+                    if isinstance(target, cst.Name):
+                        info.attrs.setdefault(target.value, self.sym.value(value, None))
+        for unit in units[1:]:
+            if not isinstance(unit.node, cst.FunctionDef):
+                continue
+            counts: dict[str, int] = {}
+            for node in self._unit_nodes(unit.node):
+                kind = type(node)
+                if kind is cst.Assign or kind is cst.AnnAssign:
+                    for target in ([t.target for t in node.targets] if kind is cst.Assign
+                                   else [node.target]):
+                        if node.value is None:
+                            continue
+                        if isinstance(target, cst.Name):
+                            counts[target.value] = counts.get(target.value, 0) + 1
+                            unit.local_values[target.value] = self.sym.value(node.value, unit)
+                        elif isinstance(target, cst.Attribute) and \
+                                isinstance(target.value, cst.Name) and \
+                                target.value.value == "self":
+                            cls = self.facts.classes.get(unit.name.split(".")[-2]) \
+                                if "." in unit.name else None
+                            if cls is not None and target.attr.value not in cls.attrs:
+                                cls.attrs[target.attr.value] = self.sym.value(node.value, unit)
+                                cls.attr_units[target.attr.value] = unit.name
+                elif kind is cst.Return and node.value is not None:
+                    unit.returns.append(self.sym.value(node.value, unit))
+                elif kind is cst.Call and type(node.func) is cst.Name:
+                    unit.called_names.add(node.func.value)
+            for name, count in counts.items():
+                if count > 1:
+                    del unit.local_values[name]  # bound more than once: not one value
 
     def _unit_nodes(self, node) -> list:
         """Nodes of a function (or ``__main__`` block), not of the functions nested in it."""
@@ -362,6 +421,10 @@ class _ModuleAnalyser(LockCalls, Hazards):
     def _module_nodes(self) -> list:
         inside = {id(n) for nodes in self.by_unit.values() for n in nodes}
         return [n for n in self.order if id(n) not in inside and id(n) not in self.by_unit]
+
+    def unit_at(self, node) -> Unit:
+        """The unit (function, ``__main__`` block, else the module) a node is written in."""
+        return self._units.get(self._node_unit.get(id(node), 0)) or self._units[id(self.module)]
 
     def function_name(self, node: cst.FunctionDef) -> str:
         """``Class.method``, ``outer.inner``: the name of its unit."""
@@ -428,6 +491,25 @@ class _ModuleAnalyser(LockCalls, Hazards):
         unit.locks.extend(lock for lock, _, _ in acquisitions)
         self._scope_facts(unit, nodes, acquisitions)
         unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions))
+
+
+def _assignments(stmt) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) of the simple assignments a statement line makes."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return []
+    out = []
+    for small in stmt.body:
+        if isinstance(small, cst.Assign):
+            out += [(t.target, small.value) for t in small.targets]
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            out.append((small.target, small.value))
+    return out
+
+
+def _literal(evaluator: Evaluator, node) -> float | str | None:
+    """A literal's value (number arithmetic and timedelta included), names not followed."""
+    number = evaluator.number(node)
+    return number if number is not None else evaluator.string(node)
 
 
 BUILTINS = set(dir(builtins))

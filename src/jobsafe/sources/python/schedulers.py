@@ -40,6 +40,7 @@ def scheduled_calls(an, nodes) -> list[ScheduledCall]:
         elif isinstance(node, cst.FunctionDef):
             found += _decorated(an, node)
         elif isinstance(node, cst.ClassDef) and any(
+                "django_cron.CronJobBase" in an.qualified(base.value) or
                 an.code(base.value).rsplit(".", 1)[-1] == "CronJobBase" for base in node.bases):
             found += _django_cron(an, node)
     return found

@@ -1,0 +1,151 @@
+"""libcst expressions to ``symbols`` values, in the scope of a module and one of its units:
+a name is a parameter, a local, a top-level name of the module, an import, or a builtin."""
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+
+from .facts import MODULE, Unit
+from .symbols import (UNKNOWN, Attr, BinOp, Call, Const, Global, Imported, Item, Local, Param,
+                      SelfRef, Value)
+from .syntax import walk_unit
+
+_BUILTINS = frozenset(dir(builtins))
+_OPERATORS = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/",
+              cst.FloorDivide: "//", cst.Modulo: "%", cst.BitOr: "|", cst.BitAnd: "&"}
+
+
+def parameters(node: cst.FunctionDef) -> tuple[tuple[str, ...], dict[str, cst.BaseExpression]]:
+    """A function's parameter names in order (``*args``/``**kwargs`` included, by name) and
+    the default of each that has one."""
+    p = node.params
+    names: list[str] = []
+    defaults: dict[str, cst.BaseExpression] = {}
+    for param in (*p.posonly_params, *p.params):
+        names.append(param.name.value)
+        if param.default is not None:
+            defaults[param.name.value] = param.default
+    if isinstance(p.star_arg, cst.Param):
+        names.append(p.star_arg.name.value)
+    for param in p.kwonly_params:
+        names.append(param.name.value)
+        if param.default is not None:
+            defaults[param.name.value] = param.default
+    if p.star_kwarg is not None:
+        names.append(p.star_kwarg.name.value)
+    return tuple(names), defaults
+
+
+def assigned_names(body) -> set[str]:
+    """Names a unit's body binds (assignments, loop and ``with`` targets, imports)."""
+    out: set[str] = set()
+
+    def targets(node):
+        if isinstance(node, cst.Name):
+            out.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                targets(element.value)
+        elif isinstance(node, cst.StarredElement):
+            targets(node.value)
+
+    for node in walk_unit(body):
+        kind = type(node)
+        if kind is cst.AssignTarget:
+            targets(node.target)
+        elif kind is cst.AnnAssign or kind is cst.AugAssign:
+            targets(node.target)
+        elif kind is cst.For:
+            targets(node.target)
+        elif kind is cst.AsName:
+            targets(node.name)
+        elif kind is cst.NamedExpr:
+            targets(node.target)
+    return out
+
+
+class Symbolizer:
+    """Turns expressions of one module into values, given the unit they are in."""
+
+    def __init__(self, aliases: dict[str, str], module_names: set[str],
+                 evaluate_constant):
+        self.aliases = aliases  # local name -> dotted name as imported
+        self.module_names = module_names  # top-level functions, classes, assignments
+        self.constant = evaluate_constant  # node -> float | str | None, literals only
+        self._scopes: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {}
+
+    def scope(self, unit: Unit | None) -> tuple[frozenset[str], frozenset[str], str | None]:
+        """(parameters, locals, class of a method) of a unit."""
+        if unit is None or unit.name == MODULE or not isinstance(unit.node, cst.FunctionDef):
+            return frozenset(), frozenset(), None
+        if unit.name not in self._scopes:
+            params = frozenset(unit.params)
+            local = frozenset(assigned_names(unit.node.body)) - params
+            parts = unit.name.split(".")
+            cls = parts[-2] if len(parts) > 1 and unit.params and unit.params[0] == "self" \
+                else None
+            self._scopes[unit.name] = (params, local, cls)
+        return self._scopes[unit.name]
+
+    def value(self, node: cst.BaseExpression | None, unit: Unit | None) -> Value:
+        if node is None:
+            return UNKNOWN
+        kind = type(node)
+        if kind in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString):
+            literal = self.constant(node)
+            return Const(literal) if literal is not None else UNKNOWN
+        if kind is cst.Name:
+            return self.name(node.value, unit)
+        if kind is cst.Attribute:
+            base = self.value(node.value, unit)
+            if isinstance(base, Imported):
+                return Imported(f"{base.dotted}.{node.attr.value}")
+            return Attr(base, node.attr.value)
+        if kind is cst.Call:
+            args = []
+            star = False
+            position = 0
+            for arg in node.args:
+                if arg.star:
+                    star = True
+                    continue
+                if arg.keyword is not None:
+                    args.append((arg.keyword.value, self.value(arg.value, unit)))
+                else:
+                    args.append((f"#{position}", self.value(arg.value, unit)))
+                    position += 1
+            return Call(self.value(node.func, unit), tuple(args), star)
+        if kind is cst.Subscript and len(node.slice) == 1 and \
+                isinstance(node.slice[0].slice, cst.Index):
+            return Item(self.value(node.value, unit), self.value(node.slice[0].slice.value, unit))
+        if kind is cst.BinaryOperation:
+            literal = self.constant(node)
+            if literal is not None:
+                return Const(literal)
+            op = _OPERATORS.get(type(node.operator))
+            if op is None:
+                return UNKNOWN
+            return BinOp(op, self.value(node.left, unit), self.value(node.right, unit))
+        if kind is cst.UnaryOperation:
+            literal = self.constant(node)
+            return Const(literal) if literal is not None else UNKNOWN
+        return UNKNOWN
+
+    def name(self, name: str, unit: Unit | None) -> Value:
+        if name in ("None", "True", "False"):
+            return Const({"None": None, "True": True, "False": False}[name])
+        params, local, cls = self.scope(unit)
+        if name == "self" and cls is not None:
+            return SelfRef(cls)
+        if name in params:
+            return Param(name)
+        if name in local:
+            return Local(name)
+        if name in self.module_names:
+            return Global(name)
+        if name in self.aliases:
+            return Imported(self.aliases[name])
+        if name in _BUILTINS:
+            return Imported(f"builtins.{name}")
+        return UNKNOWN

@@ -1,0 +1,142 @@
+"""What an expression stands for, symbolically: the per-module facts record these instead of
+guessing from names, and the project-level ``semantics`` resolves them across modules (what
+type a receiver has, what value a parameter was given at a call site).
+
+Free of libcst, so cached module facts load without it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+
+@dataclass(frozen=True)
+class Const:
+    """A literal, or arithmetic of literals, as Python would evaluate it."""
+
+    value: float | str | bool | None
+
+
+@dataclass(frozen=True)
+class Global:
+    """A name bound at the top level of this module (function, class, assignment)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A name this module imports, by what it imports (``redis.Redis``, ``.locks.take``)."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of the enclosing function."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Local:
+    """A local variable of the enclosing function (see ``Unit.local_values``)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class SelfRef:
+    """``self`` in a method of ``cls`` (a class of this module)."""
+
+    cls: str
+
+
+@dataclass(frozen=True)
+class Attr:
+    base: "Value"
+    name: str
+
+
+@dataclass(frozen=True)
+class Item:
+    """``base[key]``: ``caches["locks"]``."""
+
+    base: "Value"
+    key: "Value"
+
+
+@dataclass(frozen=True)
+class Call:
+    func: "Value"
+    #: (keyword, or position as "#0", "#1" ...; value)
+    args: tuple[tuple[str, "Value"], ...] = ()
+    star: bool = False  # passes *args or **kwargs: arguments not all known
+
+    def arg(self, keyword: str | None, position: int | None) -> "Value | None":
+        for key, value in self.args:
+            if key == keyword or (position is not None and key == f"#{position}"):
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """Arithmetic on values not all literal (``ttl * 60``, ``prefix + name``)."""
+
+    op: str
+    left: "Value"
+    right: "Value"
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """Anything else: a value jobsafe does not follow."""
+
+
+Value = Union[Const, Global, Imported, Param, Local, SelfRef, Attr, Item, Call, BinOp, Unknown]
+UNKNOWN = Unknown()
+
+
+#: how a call site uses what it calls: ``with X(...)``, ``@X(...)`` on a function, a plain
+#: call (``take()``, ``x = make()``), ``x.acquire()`` on something made earlier
+Use = Literal["with", "decorator", "call", "acquire"]
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call of something this module does not know as a library: a project function,
+    class or method, resolved across modules by ``semantics``."""
+
+    callee: Value  # what is called (for ``x.acquire()``: x)
+    method: str | None  # ``acquire`` in ``x.acquire()``; None for a call of callee itself
+    call: Call  # the arguments as written
+    use: Use
+    span: "object"  # model.Span of the call (a use site: findings point here)
+    #: the lines an acquisition here would hold the lock for, and how it would be let go
+    scope_lines: tuple[int, int] = (0, 0)
+    release: str = "unknown"
+    release_span: "object | None" = None
+    #: a try-lock's result decides what happens next (``if not x.acquire(): return``)
+    result_checked: bool = True
+
+
+@dataclass
+class LockSymbols:
+    """What a lock found in a unit depends on, beyond its literal arguments."""
+
+    #: lock field ("ttl", "key", "wait", "path") -> the parameter of the unit it comes from
+    from_params: dict[str, str] = field(default_factory=dict)
+    #: the receiver whose type decides whether the call is a lock at all (``c.lock()``),
+    #: with the kinds that make it one; None: recognised from the library call itself
+    receiver: Value | None = None
+    needs: frozenset[str] = frozenset()
+    #: what the receiver's name suggests: the verdict when its type stays unknown
+    guess: bool = False
+    #: a session lock's connection checked out of this (an engine? a pool?) at ``pool_span``
+    pool: Value | None = None
+    pool_span: object | None = None
+    pool_guess: bool = False
+    #: the lock outlives this unit (returned, yielded by a context manager, entered in
+    #: ``__enter__``, held by a wrapper): the caller's use of the unit is the acquisition
+    escapes: bool = False
