@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...model import CodeFact, Lock, ParseError, Span
+from .hazards_model import Retries
 from .symbols import CallSite, LockSymbols, Value
 
 MODULE = "<module>"
@@ -35,9 +36,8 @@ class Unit:
     callsites: list[CallSite] = field(default_factory=list)
     #: lock span -> what the lock depends on beyond literals
     lock_symbols: dict[Span, LockSymbols] = field(default_factory=dict)
-    #: facts that hold only if a call site turns out to take a lock (an exit inside
-    #: ``x = make_lock(); x.acquire(); ...``): call-site span -> facts, lock left empty
-    facts_if_lock: dict[Span, list[CodeFact]] = field(default_factory=dict)
+    #: how the unit retries (for a lock taken at one of its call sites too)
+    retries: Retries = field(default_factory=lambda: Retries())
 
 
 @dataclass

@@ -1,5 +1,12 @@
 """What defeats a lock inside its scope: exits, yields, forks, unlinks, retries, blocking
-waits in async code, dropped handles and ignored try-lock results."""
+waits in async code, dropped handles and ignored try-lock results.
+
+``Hazards._observe`` records, for one place a lock is (or may be) taken, what the code
+around it does: lock-agnostic ``Observations``, cached with the module; ``hazards_model.
+derive`` judges them for a given lock. The split lets a lock that only the whole tree
+reveals (a project helper's, used here) be judged at its use site with the same rules as
+one written in place.
+"""
 from __future__ import annotations
 
 import re
@@ -7,65 +14,79 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ...model import CodeFact, Lock
+from ...model import Span
 from . import apis
+from .hazards_model import Exit, Observations, Retries
 from .syntax import contains, walk, walk_unit
 from .values import argument, has_keyword
 
 if TYPE_CHECKING:
     from .facts import Unit
 
-_BLOCKING_IN_ASYNC = ("flock", "filelock", "fasteners", "threading.Lock", "threading.RLock",
-                      "redis-lock", "lockfile", "portalocker", "soft-filelock")
-
-
 class Hazards:
-    """Mixin of the module analyser: facts about constructs inside lock scopes."""
+    """Mixin of the module analyser: what the code around an acquisition does."""
 
-    def _scope_facts(self, unit: Unit, nodes, acquisitions) -> None:
-        if not acquisitions:
-            self._retry_decorated(unit, acquisitions)
-            return
+    def _observe(self, unit: Unit, nodes, at, handle: str | None,
+                 scope: tuple[int, int]) -> Observations:
+        first, last = scope
+        obs = Observations(self.span(at), last)
         for node in nodes:
-            line = self.line(node)
-            inside = [(lock, at, handle) for lock, at, handle in acquisitions
-                      if lock.scope_lines and lock.scope_lines[0] <= line <= lock.scope_lines[1]
-                      and node is not at]
-            if isinstance(node, (cst.Call, cst.Raise)):
-                self._exit_fact(unit, node, inside)
-            if isinstance(node, cst.Call):
-                # removal "around" the release: before it or after it
-                self._unlink_fact(unit, node, [a for a in acquisitions
-                                               if a[0].scope_lines and a[0].scope_lines[0] <= line
-                                               and node is not a[1]])
-            if not inside:
+            if node is at:
                 continue
-            if isinstance(node, cst.Yield) and unit.is_generator and not unit.is_contextmanager:
-                lock = inside[0][0]
-                unit.facts.append(CodeFact("yield-in-scope", self.span(node),
-                                           f"{lock.kind} lock", lock))
-            if isinstance(node, cst.Call):
-                self._fork_fact(unit, node, inside)
-        for lock, at, handle in acquisitions:
-            if unit.is_async and lock.blocking and lock.kind in _BLOCKING_IN_ASYNC and \
-                    not self._offloaded(at) and not self._brief_thread_lock(lock, at):
-                unit.facts.append(CodeFact("blocking-in-async", self.span(at),
-                                           f"{lock.api or lock.kind}", lock))
-            if lock.try_lock and lock.result_checked is False:
-                unit.facts.append(CodeFact("unchecked-try-lock", self.span(at),
-                                           f"{lock.api or lock.kind}", lock))
-        self._retry_decorated(unit, acquisitions)
-        self._spin_loops(unit, acquisitions)
-        self._dropped_on_return(unit, acquisitions)
+            line = self.line(node)
+            kind = type(node)
+            if kind is cst.Call and line >= first:
+                unlink = self._unlinked(node)
+                if unlink is not None:
+                    obs.unlinks.append((self.span(node), unlink))
+            if not first <= line <= last:
+                continue
+            if kind is cst.Call or kind is cst.Raise:
+                exit_ = self._exit(node, at, handle)
+                if exit_ is not None:
+                    obs.exits.append(exit_)
+            if kind is cst.Yield and unit.is_generator and not unit.is_contextmanager:
+                obs.yields.append(self.span(node))
+            if kind is cst.Call:
+                fork = self._fork(node)
+                if fork is not None:
+                    obs.forks.append((self.span(node), fork))
+        obs.in_async = unit.is_async and not self._offloaded(at)
+        obs.brief = self._brief(at)
+        obs.spin = self._spin(at)
+        obs.dropped = self._dropped(unit, at, handle)
+        return obs
 
-    def _exit_fact(self, unit: Unit, node, inside) -> None:
+    def _retries(self, unit: Unit) -> Retries:
+        retried = unit.decorators & apis.RETRY_DECORATORS or any(
+            d.endswith(("tenacity.retry", "backoff.on_exception")) for d in unit.decorators)
+        if isinstance(unit.node, cst.FunctionDef):
+            for d in unit.node.decorators:
+                if isinstance(d.decorator, cst.Call) and (has_keyword(d.decorator, "autoretry_for")
+                                                          or has_keyword(d.decorator, "retry_backoff")):
+                    retried = True
+        nodes = self._nodes_of(unit)
+        self_retry = next((n for n in nodes if isinstance(n, cst.Call) and
+                           isinstance(n.func, cst.Attribute) and n.func.attr.value == "retry"
+                           and self.code(n.func.value) == "self"), None)
+        if self_retry is not None:
+            countdown = argument(self_retry, "countdown", None)
+            seconds = self.eval.number(countdown) if countdown is not None else None
+            return Retries(self_retry=(self.span(self_retry), seconds))
+        if retried and any(isinstance(n, cst.Raise) for n in nodes):
+            node = unit.node.decorators[0] if isinstance(unit.node, cst.FunctionDef) and \
+                unit.node.decorators else unit.node
+            return Retries(decorator=self.span(node))
+        return Retries()
+
+    def _exit(self, node, at, handle) -> Exit | None:
         hard = False
         if isinstance(node, cst.Raise):
             if node.exc is None:
-                return
+                return None
             target = node.exc.func if isinstance(node.exc, cst.Call) else node.exc
             if "builtins.SystemExit" not in self.qualified(target):
-                return
+                return None
             what = "raise SystemExit"
         else:
             names = self.qualified(node.func)
@@ -76,16 +97,8 @@ class Hazards:
             elif "os.kill" in names and "getpid" in self.code(node) and "SIGKILL" in self.code(node):
                 what, hard = "os.kill(os.getpid(), SIGKILL)", True
             else:
-                return
-        for lock, at, handle in inside:
-            if not lock.outlives_process:
-                continue
-            if self._in_not_acquired_branch(node, at, handle):
-                continue
-            if hard or (lock.release == "plain" and lock.release_span is not None
-                        and self.line(node) < lock.release_span.line):
-                unit.facts.append(CodeFact("exit-in-scope", self.span(node), what, lock))
-                return
+                return None
+        return Exit(self.span(node), what, hard, self._in_not_acquired_branch(node, at, handle))
 
     def _in_not_acquired_branch(self, node, at, handle) -> bool:
         """``if not lock.acquire(False): sys.exit()`` exits because the lock was not taken."""
@@ -106,45 +119,29 @@ class Hazards:
                 return False
         return False
 
-    def _fork_fact(self, unit: Unit, call: cst.Call, inside) -> None:
-        flocks = [(lock, at, h) for lock, at, h in inside if lock.stale_handling == "kernel"
-                  and lock.scope == "host"]
-        if not flocks:
-            return
+    def _fork(self, call: cst.Call) -> str | None:
         names = self.qualified(call.func)
-        what = None
         if names & apis.FORKS:
-            what = "os.fork()"
-        elif names & apis.MP_FORKS and not self.spawn_context:
-            what = f"{sorted(names & apis.MP_FORKS)[0]}(...) with the fork start method"
-        elif names & apis.SUBPROCESS:
+            return "os.fork()"
+        if names & apis.MP_FORKS:
+            return f"{sorted(names & apis.MP_FORKS)[0]}(...) with the fork start method"
+        if names & apis.SUBPROCESS:
             close_fds = argument(call, "close_fds", None)
             if (close_fds is not None and self.eval.falsy(close_fds)) or has_keyword(call, "pass_fds"):
-                what = "subprocess with inherited file descriptors"
-        if what:
-            lock = flocks[0][0]
-            unit.facts.append(CodeFact("fork-in-scope", self.span(call), what, lock))
+                return "subprocess with inherited file descriptors"
+        return None
 
-    def _unlink_fact(self, unit: Unit, call: cst.Call, inside) -> None:
+    def _unlinked(self, call: cst.Call) -> str | None:
         names = self.qualified(call.func)
-        target = None
         if names & {"os.remove", "os.unlink"} and call.args:
-            target = self._path_text(call.args[0].value)
-        elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "unlink":
-            target = self._path_text(call.func.value)
-        if target is None:
-            return
-        for lock, at, handle in inside:
-            if lock.kind in ("flock", "lockf", "filelock", "portalocker", "fasteners") and \
-                    lock.path is not None and lock.path == target:
-                unit.facts.append(CodeFact("unlink-flock", self.span(call), target, lock))
-                return
+            return self._path_text(call.args[0].value)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "unlink":
+            return self._path_text(call.func.value)
+        return None
 
-    def _brief_thread_lock(self, lock: Lock, at) -> bool:
+    def _brief(self, at) -> bool:
         """``with self._lock:`` around a few statements and no ``await``: a short critical
         section, not a wait that stalls the loop."""
-        if lock.scope != "process" or lock.release != "with":
-            return False
         w = next((p for p in self.parents(at) if isinstance(p, cst.With)), None)
         return w is not None and not any(isinstance(n, cst.Await) for n in walk(w.body))
 
@@ -153,88 +150,50 @@ class Hazards:
                                                  self.code(p.func).endswith("run_in_executor"))
                    for p in self.parents(node))
 
+    def _spin(self, at) -> Span | None:
+        """An unbounded ``while`` loop that sleeps, around the acquisition."""
+        loop = next((p for p in self.parents(at) if isinstance(p, (cst.While, cst.For))), None)
+        if loop is None or isinstance(loop, cst.For):
+            return None  # a for loop is bounded by its iterable
+        body_nodes = list(walk_unit(loop.body))
+        sleeps = any(isinstance(n, cst.Call) and self.qualified(n.func) & apis.SLEEPS
+                     for n in body_nodes)
+        test = self.code(loop.test)
+        bounded = test not in ("True", "1") or any(
+            isinstance(n, cst.Comparison) and re.search(
+                r"time|monotonic|deadline|attempt|tries|retries|count", self.code(n))
+            for n in body_nodes)
+        return self.span(loop) if sleeps and not bounded else None
+
     def _created_here(self, handle: str, nodes) -> bool:
         return any(isinstance(n, cst.Assign) and isinstance(n.value, cst.Call)
                    and any(self.code(t.target) == handle for t in n.targets) for n in nodes)
 
-    def _retry_decorated(self, unit: Unit, acquisitions) -> None:
-        """A try-lock whose failure raises, in a function retried at short intervals."""
-        retried = unit.decorators & apis.RETRY_DECORATORS or any(
-            d.endswith(("tenacity.retry", "backoff.on_exception")) for d in unit.decorators)
-        if isinstance(unit.node, cst.FunctionDef):
-            for d in unit.node.decorators:
-                if isinstance(d.decorator, cst.Call) and (has_keyword(d.decorator, "autoretry_for")
-                                                          or has_keyword(d.decorator, "retry_backoff")):
-                    retried = True
-        nodes = self._nodes_of(unit)
-        self_retry = next((n for n in nodes if isinstance(n, cst.Call) and
-                           isinstance(n.func, cst.Attribute) and n.func.attr.value == "retry"
-                           and self.code(n.func.value) == "self"), None)
-        try_locks = [(lock, at) for lock, at, _ in acquisitions if lock.try_lock]
-        if not try_locks:
-            return
-        raises = any(isinstance(n, cst.Raise) for n in nodes)
-        if self_retry is not None:
-            countdown = argument(self_retry, "countdown", None)
-            seconds = self.eval.number(countdown) if countdown is not None else None
-            if seconds is None or seconds < 60:
-                unit.facts.append(CodeFact("retry-on-lock", self.span(self_retry),
-                                           "self.retry()", try_locks[0][0]))
-            return
-        if retried and raises:
-            node = unit.node.decorators[0] if isinstance(unit.node, cst.FunctionDef) and \
-                unit.node.decorators else unit.node
-            unit.facts.append(CodeFact("retry-on-lock", self.span(node),
-                                       "a retry decorator", try_locks[0][0]))
-
-    def _spin_loops(self, unit: Unit, acquisitions) -> None:
-        for lock, at, _ in acquisitions:
-            if not lock.try_lock:
-                continue
-            loop = next((p for p in self.parents(at) if isinstance(p, (cst.While, cst.For))), None)
-            if loop is None or isinstance(loop, cst.For):
-                continue  # a for loop is bounded by its iterable
-            body_nodes = list(walk_unit(loop.body))
-            sleeps = any(isinstance(n, cst.Call) and self.qualified(n.func) & apis.SLEEPS
-                         for n in body_nodes)
-            test = self.code(loop.test)
-            bounded = test not in ("True", "1") or any(
-                isinstance(n, cst.Comparison) and re.search(r"time|monotonic|deadline|attempt|tries|retries|count",
-                                                            self.code(n)) for n in body_nodes)
-            if sleeps and not bounded:
-                unit.facts.append(CodeFact("retry-on-lock", self.span(loop),
-                                           "a spin loop with no deadline", lock))
-
-    def _dropped_on_return(self, unit: Unit, acquisitions) -> None:
-        """A helper that takes a kernel lock on a local and returns without keeping it."""
+    def _dropped(self, unit: Unit, at, handle: str | None) -> str | None:
+        """A helper that locks a local file object and returns without keeping it."""
         if not isinstance(unit.node, cst.FunctionDef) or unit.is_contextmanager or \
-                unit.is_generator:
-            return
+                unit.is_generator or not handle or not handle.isidentifier():
+            return None
         body = unit.node.body
         nodes = self._nodes_of(unit)
         returns = [n for n in nodes if isinstance(n, cst.Return)]
-        for lock, at, handle in acquisitions:
-            if lock.stale_handling != "kernel" or not handle or not handle.isidentifier():
-                continue
-            if lock.release != "process-exit":
-                continue
-            if any(r.value is not None and handle in self.code(r.value) for r in returns):
-                continue
-            if re.search(rf"\bglobal\s+{re.escape(handle)}\b", self.code(unit.node)):
-                continue
-            if any(isinstance(n, cst.With) and any(i.asname is not None and self.code(i.asname.name) == handle
-                                                   for i in n.items) for n in nodes):
-                continue  # the with block closes it: the scope is the block
-            if not self._created_here(handle, nodes):
-                continue  # a parameter: the caller owns the file object
-            top = next((s for s in body.body if contains(s, at)), None)
-            if top is None or not isinstance(top, cst.SimpleStatementLine):
-                continue  # nested in with/try/if: not a bare "take the lock and return" helper
-            after = [s for s in body.body if self.line(s) > self.end_line(top)]
-            if all(_is_return_or_pass(s) for s in after):
-                unit.facts.append(CodeFact("handle-dropped", self.span(at),
-                                           f"{handle} is a local of {unit.name}(), closed when it returns",
-                                           lock))
+        if any(r.value is not None and handle in self.code(r.value) for r in returns):
+            return None
+        if re.search(rf"\bglobal\s+{re.escape(handle)}\b", self.code(unit.node)):
+            return None
+        if any(isinstance(n, cst.With) and any(i.asname is not None and
+                                               self.code(i.asname.name) == handle
+                                               for i in n.items) for n in nodes):
+            return None  # the with block closes it: the scope is the block
+        if not self._created_here(handle, nodes):
+            return None  # a parameter: the caller owns the file object
+        top = next((s for s in body.body if contains(s, at)), None)
+        if top is None or not isinstance(top, cst.SimpleStatementLine):
+            return None  # nested in with/try/if: not a bare "take the lock and return" helper
+        after = [s for s in body.body if self.line(s) > self.end_line(top)]
+        if all(_is_return_or_pass(s) for s in after):
+            return f"{handle} is a local of {unit.name}(), closed when it returns"
+        return None
 
 
 def _is_return_or_pass(stmt) -> bool:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ...model import CodeFact, Lock, Span
+from ...model import CodeFact, Lock
 from . import apis
 from .symbols import LockSymbols, Value
 from .syntax import contains, walk, walk_unit

@@ -23,6 +23,7 @@ from ...model import CodeFact, Lock, ParseError, Span
 from . import apis
 from .facts import MAIN, MODULE, ClassInfo, ModuleFacts, Unit
 from .hazards import Hazards
+from .hazards_model import Retries, derive
 from .idempotency import helper_origins, key_facts
 from .lock_calls import LockCalls
 from .schedulers import scheduled_calls
@@ -274,6 +275,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
     def run(self) -> None:
         units = self._collect_units()
         self._units = {id(u.node): u for u in units}
+        self.sym.units = {u.name: u for u in units}
         self._node_unit = {id(n): key for key, nodes in self.by_unit.items() for n in nodes}
         self._module_prepass()
         self._summaries(units)
@@ -489,7 +491,11 @@ class _ModuleAnalyser(LockCalls, Hazards):
         acquisitions.extend(self._decorator_locks(unit))
         acquisitions.extend(self._lock_files(unit, nodes, calls))
         unit.locks.extend(lock for lock, _, _ in acquisitions)
-        self._scope_facts(unit, nodes, acquisitions)
+        observed = [(lock, self._observe(unit, nodes, at, handle, lock.scope_lines or (0, -1)))
+                    for lock, at, handle in acquisitions]
+        unit.retries = self._retries(unit) if any(lock.try_lock for lock, _, _ in acquisitions) \
+            else Retries()
+        unit.facts.extend(derive(observed, unit.retries, self.spawn_context))
         unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions))
 
 

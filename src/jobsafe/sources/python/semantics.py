@@ -21,6 +21,30 @@ if TYPE_CHECKING:
 
 UNKNOWN_KIND = "unknown"
 _MAX_DEPTH = 24
+_SECONDS = {"weeks": 604800, "days": 86400, "hours": 3600, "minutes": 60, "seconds": 1,
+            "milliseconds": 0.001, "microseconds": 0.000001}
+_TIMEDELTA_POSITIONAL = ("days", "seconds", "microseconds", "milliseconds", "minutes", "hours",
+                         "weeks")
+
+
+def _arithmetic(op: str, left: Const | None, right: Const | None) -> Const | None:
+    if left is None or right is None:
+        return None
+    a, b = left.value, right.value
+    if op == "+" and isinstance(a, str) and isinstance(b, str):
+        return Const(a + b)
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+        return None
+    x, y = float(a), float(b)  # type: ignore[arg-type]
+    if op == "+":
+        return Const(x + y)
+    if op == "-":
+        return Const(x - y)
+    if op == "*":
+        return Const(x * y)
+    if op in ("/", "//") and y:
+        return Const(x / y if op == "/" else x // y)
+    return None
 
 
 @dataclass(frozen=True)
@@ -35,12 +59,16 @@ class Where:
 
 @dataclass(frozen=True)
 class Env:
-    """Arguments of a call being followed: parameter -> (value, where it was written)."""
+    """Arguments of the calls being followed: (function, parameter) -> (value, where it was
+    written). A closure's parameter is its outer function's (a decorator factory's)."""
 
-    bindings: tuple[tuple[str, Value, Where], ...]
+    bindings: tuple[tuple[str, str, Value, Where], ...]
 
-    def get(self, name: str) -> tuple[Value, Where] | None:
-        return next(((v, w) for n, v, w in self.bindings if n == name), None)
+    def get(self, owner: str, name: str) -> tuple[Value, Where] | None:
+        return next(((v, w) for o, n, v, w in self.bindings if o == owner and n == name), None)
+
+    def __add__(self, other: "Env | None") -> "Env":
+        return Env(self.bindings + (other.bindings if other is not None else ()))
 
 
 class Semantics:
@@ -91,17 +119,11 @@ class Semantics:
         if isinstance(value, Global):
             return self._global(where.rel, value.name, depth)
         if isinstance(value, Local):
-            unit = self.unit(where)
-            bound = unit.local_values.get(value.name) if unit is not None else None
-            return self.kind(bound, where, depth + 1) if bound is not None else UNKNOWN_KIND
+            found = self.local(value, where)
+            return self.kind(found[0], found[1], depth + 1) if found else UNKNOWN_KIND
         if isinstance(value, Param):
-            passed = where.env.get(value.name) if where.env is not None else None
-            if passed is not None:
-                return self.kind(passed[0], passed[1], depth + 1)
-            unit = self.unit(where)
-            default = unit.defaults.get(value.name) if unit is not None else None
-            return self.kind(default, Where(where.rel), depth + 1) if default is not None \
-                else UNKNOWN_KIND
+            found = self.argument(value, where)
+            return self.kind(found[0], found[1], depth + 1) if found else UNKNOWN_KIND
         if isinstance(value, SelfRef):
             return f"instance:{where.rel}:{value.cls}"
         if isinstance(value, Attr):
@@ -115,6 +137,98 @@ class Semantics:
         if isinstance(value, BinOp):
             return UNKNOWN_KIND
         return UNKNOWN_KIND
+
+    def argument(self, param: Param, where: Where) -> tuple[Value, Where] | None:
+        """What a parameter holds: the argument of the call being followed, else its
+        default."""
+        owner = param.owner or where.unit
+        passed = where.env.get(owner, param.name) if where.env is not None else None
+        if passed is not None:
+            return passed
+        facts = self.facts(where.rel)
+        unit = facts.units.get(owner) if facts is not None else None
+        default = unit.defaults.get(param.name) if unit is not None else None
+        return (default, Where(where.rel)) if default is not None else None
+
+    def local(self, local: Local, where: Where) -> tuple[Value, Where] | None:
+        owner = local.owner or where.unit
+        facts = self.facts(where.rel)
+        unit = facts.units.get(owner) if facts is not None else None
+        bound = unit.local_values.get(local.name) if unit is not None else None
+        return (bound, replace(where, unit=owner)) if bound is not None else None
+
+    # -- values
+    def constant(self, value: Value | None, where: Where, depth: int = 0) -> Const | None:
+        """The value, when it is known statically: literals, arithmetic, module constants
+        of any module, Django settings, arguments of the calls followed, ``timedelta``."""
+        if value is None or depth > _MAX_DEPTH:
+            return None
+        if isinstance(value, Const):
+            return value
+        if isinstance(value, Param):
+            found = self.argument(value, where)
+            return self.constant(found[0], found[1], depth + 1) if found else None
+        if isinstance(value, Local):
+            found = self.local(value, where)
+            return self.constant(found[0], found[1], depth + 1) if found else None
+        if isinstance(value, Global):
+            return self._named_constant(where.rel, value.name, depth)
+        if isinstance(value, Imported):
+            target = self.resolve_dotted(where.rel, value.dotted)
+            if target is not None and target[1] and "." not in target[1]:
+                return self._named_constant(target[0], target[1], depth)
+            return None
+        if isinstance(value, Attr):
+            base = self.kind(value.base, where)
+            if base == "settings":
+                settings = self.settings_module()
+                return self._named_constant(settings, value.name, depth) if settings else None
+            if base.startswith("module:"):
+                return self._named_constant(base[len("module:"):], value.name, depth)
+            if value.name == "seconds" or value.name == "total_seconds":
+                return self.constant(value.base, where, depth + 1)
+            return None
+        if isinstance(value, BinOp):
+            left = self.constant(value.left, where, depth + 1)
+            right = self.constant(value.right, where, depth + 1)
+            return _arithmetic(value.op, left, right)
+        if isinstance(value, Call):
+            func = self.kind(value.func, where)
+            if func in ("lib:datetime.timedelta", "lib:timedelta"):
+                return self._timedelta(value, where, depth)
+            if isinstance(value.func, Attr) and value.func.name == "total_seconds":
+                return self.constant(value.func.base, where, depth + 1)
+        return None
+
+    def _named_constant(self, rel: str, name: str, depth: int) -> Const | None:
+        facts = self.facts(rel)
+        if facts is None:
+            return None
+        if name in facts.bindings:
+            return self.constant(facts.bindings[name], Where(rel), depth + 1)
+        if name in facts.imports:
+            return self.constant(Imported(facts.imports[name]), Where(rel), depth + 1)
+        return None
+
+    def _timedelta(self, call: Call, where: Where, depth: int) -> Const | None:
+        total = 0.0
+        for key, arg in call.args:
+            unit = _TIMEDELTA_POSITIONAL[int(key[1:])] if key.startswith("#") and \
+                int(key[1:]) < len(_TIMEDELTA_POSITIONAL) else key
+            value = self.constant(arg, where, depth + 1)
+            if unit not in _SECONDS or value is None or not isinstance(value.value, (int, float)):
+                return None
+            total += float(value.value) * _SECONDS[unit]
+        return Const(total)
+
+    def number(self, value: Value | None, where: Where) -> float | None:
+        found = self.constant(value, where)
+        return float(found.value) if found is not None and isinstance(found.value, (int, float)) \
+            and not isinstance(found.value, bool) else None
+
+    def string(self, value: Value | None, where: Where) -> str | None:
+        found = self.constant(value, where)
+        return found.value if found is not None and isinstance(found.value, str) else None
 
     def _imported(self, dotted: str, where: Where, depth: int) -> str:
         target = self.resolve_dotted(where.rel, dotted)
@@ -209,9 +323,9 @@ class Semantics:
             if key.startswith("#"):
                 index = int(key[1:])
                 if index < len(params):
-                    bound.append((params[index], value, where))
+                    bound.append((unit.name, params[index], value, where))
             elif key in params:
-                bound.append((key, value, where))
+                bound.append((unit.name, key, value, where))
         return Env(tuple(bound))
 
     # -- locks

@@ -74,6 +74,7 @@ class Symbolizer:
         self.module_names = module_names  # top-level functions, classes, assignments
         self.constant = evaluate_constant  # node -> float | str | None, literals only
         self._scopes: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {}
+        self.units: dict[str, Unit] = {}  # by name, for the scopes around a nested function
 
     def scope(self, unit: Unit | None) -> tuple[frozenset[str], frozenset[str], str | None]:
         """(parameters, locals, class of a method) of a unit."""
@@ -142,6 +143,16 @@ class Symbolizer:
             return Param(name)
         if name in local:
             return Local(name)
+        parts = unit.name.split(".") if unit is not None else []
+        for cut in range(len(parts) - 1, 0, -1):  # the functions around a nested one
+            outer = self.units.get(".".join(parts[:cut]))
+            if outer is None:
+                continue
+            outer_params, outer_local, _ = self.scope(outer)
+            if name in outer_params:
+                return Param(name, outer.name)
+            if name in outer_local:
+                return Local(name, outer.name)
         if name in self.module_names:
             return Global(name)
         if name in self.aliases:

@@ -33,16 +33,20 @@ class Imported:
 
 @dataclass(frozen=True)
 class Param:
-    """A parameter of the enclosing function."""
+    """A parameter of the function the value is written in, or (``owner``, a unit name) of
+    a function around it: a closure's variable (a decorator factory's argument)."""
 
     name: str
+    owner: str = ""
 
 
 @dataclass(frozen=True)
 class Local:
-    """A local variable of the enclosing function (see ``Unit.local_values``)."""
+    """A local variable (see ``Unit.local_values``) of the function the value is written
+    in, or of the function ``owner`` around it."""
 
     name: str
+    owner: str = ""
 
 
 @dataclass(frozen=True)
