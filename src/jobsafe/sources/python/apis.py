@@ -225,3 +225,14 @@ METHOD_RESULTS = {
 }
 #: ``base[key]`` of a kind
 ITEM_KINDS = {"django-caches": "django-cache", "db-connections": "db-connection"}
+
+
+def object_lock_api(name: str) -> LockApi | None:
+    """The API of a lock object's constructor, by the name the analyser gives it."""
+    if name == "redis.Redis.lock":
+        return REDIS_CLIENT_LOCK
+    if name == "cache.lock":
+        return CACHE_LOCK
+    if name == "huey.lock_task":
+        return huey_lock("cluster")
+    return LOCK_CONSTRUCTORS.get(name)

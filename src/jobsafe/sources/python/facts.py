@@ -61,6 +61,7 @@ class ModuleFacts:
     error: ParseError | None = None
     has_main: bool = False
     too_large: bool = False  # generated code, usually: skipped unless a job runs it
+    spawn_context: bool = False  # sets multiprocessing's start method to spawn/forkserver
     #: jobsafe's own failure on this module (a bug, not a finding; never cached)
     internal_error: str | None = None
     #: jobs declared to in-process schedulers (Celery beat, APScheduler, ...)

@@ -26,31 +26,42 @@ if TYPE_CHECKING:
 class Hazards:
     """Mixin of the module analyser: what the code around an acquisition does."""
 
-    def _observe(self, unit: Unit, nodes, at, handle: str | None,
+    def _scan(self, unit: Unit, nodes) -> list[tuple[int, str, object]]:
+        """The nodes of a unit any scope may care about, once: (line, what, node) for
+        exits, yields, forks and unlinks."""
+        found = []
+        for node in nodes:
+            kind = type(node)
+            if kind is cst.Call:
+                if self._unlinked(node) is not None:
+                    found.append((self.line(node), "unlink", node))
+                if self._fork(node) is not None:
+                    found.append((self.line(node), "fork", node))
+                if self._exit_call(node):
+                    found.append((self.line(node), "exit", node))
+            elif kind is cst.Raise and self._exit_call(node):
+                found.append((self.line(node), "exit", node))
+            elif kind is cst.Yield and unit.is_generator and not unit.is_contextmanager:
+                found.append((self.line(node), "yield", node))
+        return found
+
+    def _observe(self, unit: Unit, scan, at, handle: str | None,
                  scope: tuple[int, int]) -> Observations:
         first, last = scope
         obs = Observations(self.span(at), last)
-        for node in nodes:
+        for line, what, node in scan:
             if node is at:
                 continue
-            line = self.line(node)
-            kind = type(node)
-            if kind is cst.Call and line >= first:
-                unlink = self._unlinked(node)
-                if unlink is not None:
-                    obs.unlinks.append((self.span(node), unlink))
+            if what == "unlink" and line >= first:
+                obs.unlinks.append((self.span(node), self._unlinked(node)))
             if not first <= line <= last:
                 continue
-            if kind is cst.Call or kind is cst.Raise:
-                exit_ = self._exit(node, at, handle)
-                if exit_ is not None:
-                    obs.exits.append(exit_)
-            if kind is cst.Yield and unit.is_generator and not unit.is_contextmanager:
+            if what == "exit":
+                obs.exits.append(self._exit(node, at, handle))
+            elif what == "yield":
                 obs.yields.append(self.span(node))
-            if kind is cst.Call:
-                fork = self._fork(node)
-                if fork is not None:
-                    obs.forks.append((self.span(node), fork))
+            elif what == "fork":
+                obs.forks.append((self.span(node), self._fork(node)))
         obs.in_async = unit.is_async and not self._offloaded(at)
         obs.brief = self._brief(at)
         obs.spin = self._spin(at)
@@ -79,7 +90,15 @@ class Hazards:
             return Retries(decorator=self.span(node))
         return Retries()
 
-    def _exit(self, node, at, handle) -> Exit | None:
+    def _exit_call(self, node) -> bool:
+        return self._exit_what(node) is not None
+
+    def _exit(self, node, at, handle) -> Exit:
+        what, hard = self._exit_what(node)
+        return Exit(self.span(node), what, hard, self._in_not_acquired_branch(node, at, handle))
+
+    def _exit_what(self, node) -> tuple[str, bool] | None:
+        """(how, hard) for a call or raise that ends the process."""
         hard = False
         if isinstance(node, cst.Raise):
             if node.exc is None:
@@ -98,7 +117,7 @@ class Hazards:
                 what, hard = "os.kill(os.getpid(), SIGKILL)", True
             else:
                 return None
-        return Exit(self.span(node), what, hard, self._in_not_acquired_branch(node, at, handle))
+        return what, hard
 
     def _in_not_acquired_branch(self, node, at, handle) -> bool:
         """``if not lock.acquire(False): sys.exit()`` exits because the lock was not taken."""

@@ -102,12 +102,37 @@ class PythonIndex:
         locks = {}
         for lock in unit.locks:
             symbols = unit.lock_symbols.get(lock.span)
-            confirmed = self.semantics.confirm(lock, symbols, where) if symbols else lock
+            if symbols is not None and symbols.escapes and (rel, unit.name) in self.abstractions:
+                continue  # a template: each use of it takes it (below, in its callers)
+            confirmed = self.semantics.lock(lock, symbols, where)
             if confirmed is not None:
                 locks[lock.span] = confirmed
         facts = [f if f.lock is None else replace(f, lock=locks[f.lock.span])
                  for f in unit.facts if f.lock is None or f.lock.span in locks]
+        spawn = self.module(rel)
+        for site in unit.callsites:
+            taken, hazards = self.semantics.at_use(site, where, unit.retries,
+                                                   bool(spawn and spawn.spawn_context))
+            for lock in taken:
+                locks.setdefault(lock.span, lock)
+            facts += hazards
         return list(locks.values()), facts
+
+    @cached_property
+    def abstractions(self) -> set[tuple[str, str]]:
+        """(module, unit) of every function or method of the tree that some use site takes
+        a lock through: its escaping locks are judged at those uses. (An abstraction nobody
+        uses keeps its locks where they are written.)"""
+        used: set[tuple[str, str]] = set()
+        for rel in sorted(self.files):
+            facts = self.module(rel) if self.might_lock(rel) else None
+            if facts is None or facts.error is not None:
+                continue
+            for unit in facts.units.values():
+                for site in unit.callsites:
+                    used.update((r, name) for r, name, _ in
+                                self.semantics._users(site, Where(rel, unit.name)))
+        return used
 
     def rel_of(self, facts: ModuleFacts) -> str:
         """The tree-relative path of a parsed module (its facts know the display path)."""

@@ -105,12 +105,14 @@ class LockCalls:
         text = self.code(node).lower()
         return text == "cache" or text.endswith(".cache") or text.startswith("caches[")
 
-    def _pending(self, spec: LockSpec, lock: Lock, unit: Unit) -> Lock:
-        """Note what a lock awaits from ``semantics`` before it counts."""
-        if spec.receiver is not None:
-            unit.lock_symbols[lock.span] = LockSymbols(receiver=spec.receiver, needs=spec.needs,
-                                                       guess=spec.guess)
-        return lock
+    def _symbols(self, unit: Unit, lock: Lock, call: cst.Call, api: str,
+                  **pending) -> LockSymbols:
+        """Record what ``semantics`` needs to re-read a lock's fields across the tree."""
+        owner = self.unit_at(call)
+        symbols = LockSymbols(call=self.sym.value(call, owner), api=api, owner=owner.name,
+                              **pending)
+        unit.lock_symbols[lock.span] = symbols
+        return symbols
 
     def _huey_storage(self, node) -> str | None:
         """The Huey class behind ``huey`` in ``huey.lock_task()``, when the module binds it."""
@@ -199,14 +201,17 @@ class LockCalls:
             self.lock_keys[id(at)] = key_node  # for JOB304: what the key is made of
         if passes_kwargs(ctor) and ttl is None and api.stale == "ttl":
             ttl = UNKNOWN_TTL  # passed through **kwargs
-        return self._pending(spec, Lock(
+        lock = Lock(
             kind=api.kind, scope=api.scope, span=self.span(at), path=key if api.scope == "host" else None,
             key=key if api.scope != "host" else None, ttl_seconds=ttl,
             stale_handling=api.stale if api.scope != "process" else "process",
             blocking=blocking, wait_seconds=wait if blocking else None, api=api_name,
             try_lock=try_lock, result_checked=checked, release=release,
             release_span=release_span, renewed=renewed, scope_lines=scope, function=unit.name,
-            ttl_span=self.span(ctor) if ctor is not at else None), unit)
+            ttl_span=self.span(ctor) if ctor is not at else None)
+        self._symbols(unit, lock, ctor, api_name, receiver=spec.receiver, needs=spec.needs,
+                      guess=spec.guess)
+        return lock
 
     def _call(self, call: cst.Call, unit: Unit, bindings, calls):
         func = call.func
@@ -283,6 +288,7 @@ class LockCalls:
         if dropped:
             unit.facts.append(CodeFact("handle-dropped", self.span(call),
                                        "the file object from open() is not kept", lock))
+        self._symbols(unit, lock, call, "kernel")
         return lock, call, handle
 
     def _flock_unlock(self, handle, calls, after):
@@ -309,11 +315,11 @@ class LockCalls:
             if not (nx is not None and self.eval.truthy(nx)):
                 return None
         kind = self._receiver_kind(receiver)
-        pending = None
+        pending: dict = {}
         if kind is None:  # the type of the receiver is for ``semantics`` to tell
             cache = method == "add" or self._looks_like_cache(receiver)
             kind = "django-cache" if cache else "redis"
-            pending = LockSymbols(
+            pending = dict(
                 receiver=self.sym.value(receiver, unit),
                 needs=frozenset({kind}) if cache else frozenset({"redis", "django-cache"}),
                 guess=self._looks_like_cache(receiver) if cache else (
@@ -357,8 +363,7 @@ class LockCalls:
                     result_checked=self._result_checked(call), release=release,
                     release_span=release_span, scope_lines=(self.line(call), end),
                     function=unit.name)
-        if pending is not None:
-            unit.lock_symbols[lock.span] = pending
+        self._symbols(unit, lock, call, api, **pending)
         return lock, call, None
 
     def _following_expire(self, receiver, key_node, call, calls) -> float | None:
@@ -413,7 +418,7 @@ class LockCalls:
             release, release_span, end = self._release_kind(unlock, None, unit)
             if not session:
                 release = "transaction"
-            pooled, pending = self._pooled_checkout(call, unlock, unit) if session else (None, None)
+            pooled, pool = self._pooled_checkout(call, unlock, unit) if session else (None, {})
             lock = Lock(kind="pg-advisory" if function.startswith("pg_") else "mysql-get-lock",
                         scope="cluster", span=self.span(call), key=m.group(1).strip() or None,
                         stale_handling="session", blocking=blocking, wait_seconds=wait,
@@ -422,8 +427,8 @@ class LockCalls:
                         release=release,
                         release_span=release_span, scope_lines=(self.line(call), end),
                         function=unit.name, session=session, pooled=pooled)
-            if pending is not None:
-                unit.lock_symbols[lock.span] = pending
+            if pool:
+                self._symbols(unit, lock, call, "sql", **pool)
             return lock, call, None
         return None
 
@@ -441,16 +446,16 @@ class LockCalls:
                         and checkout.func.attr.value in _CHECKOUTS):
                     continue
                 if unlock is not None and self.line(unlock) <= self._pos[parent].end.line:
-                    return None, None
+                    return None, {}
                 receiver = checkout.func.value
                 made_by = self.client_kinds.get(self.code(receiver), set())
                 if any(apis.LIBRARY_CALLS.get(q) in ("db-engine", "db-pool") for q in made_by):
-                    return self.span(checkout), None
-                return None, LockSymbols(pool=self.sym.value(receiver, unit),
-                                         pool_span=self.span(checkout),
-                                         pool_guess=_is_pool_checkout(
-                                             self.code(receiver).lower(), checkout.func.attr.value))
-        return None, None
+                    return self.span(checkout), {}
+                return None, dict(pool=self.sym.value(receiver, unit),
+                                  pool_span=self.span(checkout),
+                                  pool_guess=_is_pool_checkout(self.code(receiver).lower(),
+                                                               checkout.func.attr.value))
+        return None, {}
 
     def _lock_files(self, unit: Unit, nodes, calls):
         """Lock/pid files and lock directories managed by hand (JOB201/JOB202)."""

@@ -23,11 +23,12 @@ from ...model import CodeFact, Lock, ParseError, Span
 from . import apis
 from .facts import MAIN, MODULE, ClassInfo, ModuleFacts, Unit
 from .hazards import Hazards
-from .hazards_model import Retries, derive
+from .hazards_model import derive
 from .idempotency import helper_origins, key_facts
 from .lock_calls import LockCalls
 from .schedulers import scheduled_calls
 from .symbolize import Symbolizer, assigned_names, parameters
+from .uses import UseSites
 from .syntax import ParentMap, contains, dotted, is_main_guard, walk
 from .values import Evaluator, argument
 
@@ -184,7 +185,7 @@ class _Collector(cst.CSTVisitor):
         return any(isinstance(n, cst.FunctionDef) for n in self._stack)
 
 
-class _ModuleAnalyser(LockCalls, Hazards):
+class _ModuleAnalyser(LockCalls, Hazards, UseSites):
     def __init__(self, path, module, text: str, facts: ModuleFacts):
         self.path = path
         self.module = module
@@ -278,6 +279,7 @@ class _ModuleAnalyser(LockCalls, Hazards):
         self.sym.units = {u.name: u for u in units}
         self._node_unit = {id(n): key for key, nodes in self.by_unit.items() for n in nodes}
         self._module_prepass()
+        self.facts.spawn_context = self.spawn_context
         self._summaries(units)
         self.helpers = helper_origins(self, units)
         self.facts.schedules = scheduled_calls(self, self.order)
@@ -491,11 +493,14 @@ class _ModuleAnalyser(LockCalls, Hazards):
         acquisitions.extend(self._decorator_locks(unit))
         acquisitions.extend(self._lock_files(unit, nodes, calls))
         unit.locks.extend(lock for lock, _, _ in acquisitions)
-        observed = [(lock, self._observe(unit, nodes, at, handle, lock.scope_lines or (0, -1)))
+        scan = self._scan(unit, nodes)
+        observed = [(lock, self._observe(unit, scan, at, handle, lock.scope_lines or (0, -1)))
                     for lock, at, handle in acquisitions]
-        unit.retries = self._retries(unit) if any(lock.try_lock for lock, _, _ in acquisitions) \
-            else Retries()
+        unit.retries = self._retries(unit)
         unit.facts.extend(derive(observed, unit.retries, self.spawn_context))
+        self._mark_escapes(unit, acquisitions, nodes)
+        self._callsites(unit, nodes, calls, withs, handled | {id(at) for _, at, _ in acquisitions},
+                        scan)
         unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions))
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ...model import Lock
+from ...model import CodeFact, Lock
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
-from .symbols import (Attr, BinOp, Call, Const, Global, Imported, Item, Local, LockSymbols,
-                      Param, SelfRef, Value)
+from .hazards_model import Retries, derive
+from .symbols import (Attr, BinOp, Call, CallSite, Const, Global, Imported, Item, Local,
+                      LockSymbols, Param, SelfRef, Value)
 
 if TYPE_CHECKING:
     from .index import PythonIndex
@@ -25,6 +26,14 @@ _SECONDS = {"weeks": 604800, "days": 86400, "hours": 3600, "minutes": 60, "secon
             "milliseconds": 0.001, "microseconds": 0.000001}
 _TIMEDELTA_POSITIONAL = ("days", "seconds", "microseconds", "milliseconds", "minutes", "hours",
                          "weeks")
+
+
+def _checked(lock: Lock, site: CallSite) -> bool:
+    """Whether a use site checks that a try-lock was taken: a kernel lock's failure raises
+    (so only a ``try`` that swallows it ignores it); other try-locks return the answer."""
+    if lock.kind in ("flock", "lockf"):
+        return not site.silenced
+    return site.result_used and not site.silenced
 
 
 def _arithmetic(op: str, left: Const | None, right: Const | None) -> Const | None:
@@ -353,6 +362,273 @@ class Semantics:
             return lock
         followed = kind != UNKNOWN_KIND and not kind.startswith(("value:", "lib:", "method:"))
         return lock if symbols.guess and not followed else None
+
+    def lock(self, lock: Lock, symbols: LockSymbols | None, where: Where) -> Lock | None:
+        """A lock as the whole tree tells it: its fields re-read from its call (constants
+        of other modules, settings, a helper's arguments), its receiver confirmed."""
+        if symbols is None:
+            return lock
+        return self.confirm(self.refine(lock, symbols, where), symbols, where)
+
+    def refine(self, lock: Lock, symbols: LockSymbols, where: Where) -> Lock:
+        """The fields a lock's call gives, read with the tree: where the module alone saw a
+        parameter or a name of another module, the value it stands for."""
+        call = symbols.call
+        if call is None:
+            return lock
+        at = Where(where.rel, symbols.owner or where.unit, where.env)
+        if symbols.api == "kernel":
+            fd = call.arg("fd", 0) or call.arg("file", 0)
+            path = self.opened_path(fd, at) if fd is not None else None
+            flags = call.arg("operation", 1) or call.arg("cmd", 1) or call.arg("flags", 1)
+            names = self.flag_names(flags, at) if flags is not None else set()
+            changes: dict = {"path": path or lock.path}
+            if names and not names & apis.KERNEL_UNLOCK_FLAGS:
+                blocking = not names & apis.NONBLOCK_FLAGS
+                changes.update(blocking=blocking, try_lock=not blocking)
+            return replace(lock, **changes)
+        if symbols.api in ("redis.set", "redis.setnx", "cache.set", "cache.add"):
+            key = self.string(call.arg("key", 0) or call.arg("name", 0), at)
+            ttl = lock.ttl_seconds
+            if symbols.api.startswith("redis."):
+                ex, px = call.arg("ex", None), call.arg("px", None)
+                seconds = self._ttl(ex, 1.0, at) if ex is not None else \
+                    self._ttl(px, 0.001, at) if px is not None else ttl
+                ttl = seconds if seconds != "keep" else ttl
+            else:
+                timeout = call.arg("timeout", 2)
+                seconds = self._ttl(timeout, 1.0, at) if timeout is not None else ttl
+                ttl = seconds if seconds != "keep" else ttl
+            return replace(lock, key=key or lock.key, ttl_seconds=ttl)
+        api = apis.object_lock_api(symbols.api)
+        if api is None:
+            return lock
+        changes = {}
+        if api.ttl_arg or api.ttl_pos is not None:
+            value = call.arg(api.ttl_arg, api.ttl_pos)
+            if value is None and not call.star:
+                changes["ttl_seconds"] = api.ttl_default
+            elif value is not None:
+                seconds = self._ttl(value, api.ttl_unit, at)
+                if seconds != "keep":
+                    changes["ttl_seconds"] = seconds
+        if api.key_arg or api.key_pos is not None:
+            key = self.string(call.arg(api.key_arg, api.key_pos), at)
+            if key is not None:
+                changes["path" if api.scope == "host" else "key"] = key
+        return replace(lock, **changes) if changes else lock
+
+    def _ttl(self, value: Value, unit: float, where: Where) -> float | None | str:
+        """A TTL argument in seconds: None for ``None`` (no expiry), "keep" when it is not
+        known statically (the module's own reading stands)."""
+        constant = self.constant(value, where)
+        if constant is None:
+            return "keep"
+        if constant.value is None:
+            return None
+        number = self.number(value, where)
+        return number * unit if number is not None else "keep"
+
+    def opened_path(self, handle: Value, where: Where, depth: int = 0) -> str | None:
+        """The path a file object was opened at: ``fh`` of ``fh = open(PATH)``, followed
+        through the calls (a helper locking its caller's file object)."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(handle, Call) and isinstance(handle.func, Attr) and \
+                handle.func.name == "fileno":
+            return self.opened_path(handle.func.base, where, depth + 1)
+        if isinstance(handle, Param):
+            found = self.argument(handle, where)
+            return self.opened_path(found[0], found[1], depth + 1) if found else None
+        if isinstance(handle, Local):
+            found = self.local(handle, where)
+            return self.opened_path(found[0], found[1], depth + 1) if found else None
+        if isinstance(handle, Attr) and isinstance(handle.base, SelfRef):
+            found = self.class_attr(where.rel, handle.base.cls, handle.name)
+            return self.opened_path(found[0], replace(found[1], env=where.env), depth + 1) \
+                if found else None
+        if isinstance(handle, Call) and self.kind(handle.func, where) in (
+                "lib:builtins.open", "lib:io.open", "lib:os.open"):
+            return self.string(handle.arg("file", 0) or handle.arg("path", 0), where)
+        return None
+
+    def flag_names(self, value: Value, where: Where, depth: int = 0) -> set[str]:
+        """The library constants a flags expression combines (``LOCK_EX | LOCK_NB``)."""
+        if depth > _MAX_DEPTH:
+            return set()
+        if isinstance(value, Imported):
+            return {value.dotted}
+        if isinstance(value, BinOp):
+            return self.flag_names(value.left, where, depth + 1) | \
+                self.flag_names(value.right, where, depth + 1)
+        if isinstance(value, Param):
+            found = self.argument(value, where)
+            return self.flag_names(found[0], found[1], depth + 1) if found else set()
+        if isinstance(value, Local):
+            found = self.local(value, where)
+            return self.flag_names(found[0], found[1], depth + 1) if found else set()
+        if isinstance(value, Global):
+            facts = self.facts(where.rel)
+            bound = facts.bindings.get(value.name) if facts is not None else None
+            return self.flag_names(bound, Where(where.rel), depth + 1) if bound else set()
+        return set()
+
+    # -- the project's lock abstractions, taken at their use sites
+    def at_use(self, site: CallSite, where: Where, retries: Retries,
+               spawn_context: bool) -> tuple[list[Lock], list[CodeFact]]:
+        """The locks a use site takes by way of the project's code (a guard class, a
+        decorator factory, a helper or context manager that takes the lock for its caller,
+        a helper returning a lock object), each made of the abstraction's template with
+        the arguments given here, and the hazards of the code around the use."""
+        found: list[Lock] = []
+        for template, symbols, inner in self._templates(site, where):
+            lock = self.lock(template, symbols, inner)
+            if lock is None:
+                continue
+            held_here = site.use in ("with", "decorator", "acquire")
+            found.append(replace(
+                lock, span=site.span, scope_lines=site.scope_lines, function=where.unit,
+                ttl_span=None, release=site.release if held_here else lock.release,
+                release_span=site.release_span if held_here else lock.release_span,
+                result_checked=_checked(lock, site) if lock.try_lock else lock.result_checked))
+        obj = self._acquired_object(site, where)
+        if obj is not None:
+            found.append(obj)
+        facts = derive([(lock, site.observations) for lock in found], retries, spawn_context)
+        return found, facts
+
+    def _templates(self, site: CallSite, where: Where) -> list[tuple[Lock, LockSymbols, Where]]:
+        """The escaping locks of what a use site uses, with where to read their fields."""
+        out = []
+        for rel, unit_name, env in self._users(site, where):
+            facts = self.facts(rel)
+            unit = facts.units.get(unit_name) if facts is not None else None
+            if unit is None:
+                continue
+            for lock in unit.locks:
+                symbols = unit.lock_symbols.get(lock.span)
+                if symbols is not None and symbols.escapes:
+                    out.append((lock, symbols, Where(rel, unit_name, env)))
+        return out
+
+    def _users(self, site: CallSite, where: Where) -> list[tuple[str, str, Env | None]]:
+        """The units whose escaping locks a use site takes, with their arguments bound:
+        the function called, the guard class's ``__enter__``/``acquire``, or the wrapper a
+        decorator (factory) puts around the decorated function."""
+        callee, env = self._instance_call(site.callee, where)
+        func = self.kind(callee.func if isinstance(callee, Call) else callee, where)
+        kind, _, rest = func.partition(":")
+        if isinstance(callee, Call) and kind == "function":
+            rel, name = rest.split(":", 1)
+            unit = self.facts(rel).units[name]
+            bound = self.bind(unit, callee, where) + env
+            if site.use == "decorator":
+                return self._wrappers(rel, name, bound)
+            return [(rel, name, bound)]
+        if site.use == "decorator" and kind == "function":  # @decorator, no factory
+            rel, name = rest.split(":", 1)
+            return self._wrappers(rel, name, env)
+        if kind in ("class", "instance"):
+            rel, cls = rest.split(":", 1)
+            init = self.class_method(rel, cls, "__init__")
+            if isinstance(callee, Call) and init is not None:
+                init_unit = self.facts(init[0]).units[init[1]]
+                env = self.bind(init_unit, callee, where) + env
+            methods = ("acquire", "__enter__") if site.use == "acquire" else (
+                "__enter__", "__aenter__")
+            return [(m[0], m[1], env) for m in
+                    (self.class_method(rel, cls, name) for name in methods) if m is not None]
+        return []
+
+    def _instance_call(self, value: Value, where: Where) -> tuple[Value, Env | None]:
+        """What a name used with ``with``/``acquire()`` was made by (``g = Guard(...)``)."""
+        for _ in range(_MAX_DEPTH):
+            if isinstance(value, Local):
+                found = self.local(value, where)
+            elif isinstance(value, Global):
+                facts = self.facts(where.rel)
+                bound = facts.bindings.get(value.name) if facts is not None else None
+                found = (bound, Where(where.rel)) if bound is not None else None
+            else:
+                break
+            if found is None:
+                break
+            value, where = found
+        return value, where.env
+
+    def _wrappers(self, rel: str, decorator: str, env: Env | None) -> list[tuple[str, str, Env | None]]:
+        """The wrapper a decorator returns (the nested function it hands back), following
+        a factory's decorator to its wrapper."""
+        out = []
+        for _ in range(3):
+            facts = self.facts(rel)
+            unit = facts.units.get(decorator) if facts is not None else None
+            if unit is None:
+                break
+            nested = [r for r in unit.returns if isinstance(r, Local) and
+                      f"{decorator}.{r.name}" in facts.units]
+            if not nested:
+                break
+            inner = f"{decorator}.{nested[0].name}"
+            inner_unit = facts.units[inner]
+            if inner_unit.params and unit.params and unit.params[0] in inner_unit.called_names:
+                out.append((rel, inner, env))  # calls the decorated function: the wrapper
+                break
+            decorator = inner  # a factory's decorator: its own wrapper is next
+        return out
+
+    def _acquired_object(self, site: CallSite, where: Where) -> Lock | None:
+        """A lock object a project helper made and returned, entered or acquired here."""
+        if site.use not in ("with", "acquire"):
+            return None
+        found = self.lock_object(site.callee, where)
+        if found is None:
+            return None
+        name, api, ctor, at = found
+        blocking = api.wait_default is None or api.wait_default > 0
+        base = Lock(kind=api.kind, scope=api.scope, span=site.span, ttl_seconds=api.ttl_default,
+                    stale_handling=api.stale if api.scope != "process" else "process",
+                    blocking=blocking, wait_seconds=api.wait_default if blocking else None,
+                    api=name, try_lock=not blocking, result_checked=site.result_used,
+                    release=site.release, release_span=site.release_span,
+                    scope_lines=site.scope_lines, function=where.unit)
+        return self.lock(base, LockSymbols(call=ctor, api=name, owner=at.unit), at)
+
+    def lock_object(self, value: Value, where: Where, depth: int = 0):
+        """(API name, API, constructor call, where it is written) of the lock object a
+        value is, followed through locals, module names and the functions returning it."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(value, (Local, Global, Param)):
+            if isinstance(value, Local):
+                found = self.local(value, where)
+            elif isinstance(value, Param):
+                found = self.argument(value, where)
+            else:
+                facts = self.facts(where.rel)
+                bound = facts.bindings.get(value.name) if facts is not None else None
+                found = (bound, Where(where.rel)) if bound is not None else None
+            return self.lock_object(found[0], found[1], depth + 1) if found else None
+        if not isinstance(value, Call):
+            return None
+        func = self.kind(value.func, where)
+        if func.startswith("lib:") and func[4:] in apis.LOCK_CONSTRUCTORS:
+            return func[4:], apis.LOCK_CONSTRUCTORS[func[4:]], value, where
+        if isinstance(value.func, Attr) and value.func.name == "lock":
+            receiver = self.kind(value.func.base, where)
+            if receiver == "redis":
+                return "redis.Redis.lock", apis.REDIS_CLIENT_LOCK, value, where
+            if receiver == "django-cache":
+                return "cache.lock", apis.CACHE_LOCK, value, where
+        if func.startswith("function:"):
+            rel, name = func[len("function:"):].split(":", 1)
+            unit = self.facts(rel).units[name]
+            inner = Where(rel, name, self.bind(unit, value, where))
+            for returned in unit.returns:
+                found = self.lock_object(returned, inner, depth + 1)
+                if found is not None:
+                    return found
+        return None
 
     # -- classes
     def class_mro(self, rel: str, cls: str, depth: int = 0) -> list[tuple[str, str]]:

@@ -65,6 +65,20 @@ def assigned_names(body) -> set[str]:
     return out
 
 
+def nested_functions(body) -> set[str]:
+    """Names of the functions defined directly in a unit's body (its local names too)."""
+    out: set[str] = set()
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            if isinstance(child, cst.FunctionDef):
+                out.add(child.name.value)
+            elif not isinstance(child, (cst.ClassDef, cst.Lambda)):
+                stack.append(child)
+    return out
+
+
 class Symbolizer:
     """Turns expressions of one module into values, given the unit they are in."""
 
@@ -82,7 +96,8 @@ class Symbolizer:
             return frozenset(), frozenset(), None
         if unit.name not in self._scopes:
             params = frozenset(unit.params)
-            local = frozenset(assigned_names(unit.node.body)) - params
+            local = frozenset(assigned_names(unit.node.body) | nested_functions(unit.node.body)) \
+                - params
             parts = unit.name.split(".")
             cls = parts[-2] if len(parts) > 1 and unit.params and unit.params[0] == "self" \
                 else None

@@ -6,8 +6,12 @@ Free of libcst, so cached module facts load without it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Union
+
+if TYPE_CHECKING:
+    from ...model import Release, Span
+    from .hazards_model import Observations
 
 
 @dataclass(frozen=True)
@@ -112,25 +116,32 @@ class CallSite:
     """A call of something this module does not know as a library: a project function,
     class or method, resolved across modules by ``semantics``."""
 
-    callee: Value  # what is called (for ``x.acquire()``: x)
-    method: str | None  # ``acquire`` in ``x.acquire()``; None for a call of callee itself
-    call: Call  # the arguments as written
+    callee: Value  # what is called, entered or decorated with (for ``x.acquire()``: x)
     use: Use
-    span: "object"  # model.Span of the call (a use site: findings point here)
+    span: "Span"  # the use site: findings point here
     #: the lines an acquisition here would hold the lock for, and how it would be let go
-    scope_lines: tuple[int, int] = (0, 0)
-    release: str = "unknown"
-    release_span: "object | None" = None
-    #: a try-lock's result decides what happens next (``if not x.acquire(): return``)
-    result_checked: bool = True
+    scope_lines: tuple[int, int]
+    release: "Release"
+    release_span: "Span | None"
+    #: what the code around it does, judged if it turns out to take a lock
+    observations: "Observations"
+    #: the call's result decides what happens next (``if not x.acquire(): return``)
+    result_used: bool = True
+    #: inside a ``try`` whose handlers only pass: a failure that raises is ignored
+    silenced: bool = False
 
 
 @dataclass
 class LockSymbols:
-    """What a lock found in a unit depends on, beyond its literal arguments."""
+    """What a lock found in a unit depends on, beyond its literal arguments: ``semantics``
+    re-reads its fields from ``call`` with the whole tree (constants of other modules,
+    Django settings, the arguments a helper was called with)."""
 
-    #: lock field ("ttl", "key", "wait", "path") -> the parameter of the unit it comes from
-    from_params: dict[str, str] = field(default_factory=dict)
+    #: the call that carries the lock's arguments: a lock object's constructor, the
+    #: ``set(..., nx=True)``/``add()``, the ``fcntl.flock()``; written in unit ``owner``
+    call: Call | None = None
+    api: str = ""  # the API the call is (a key of ``apis.LOCK_CONSTRUCTORS``, "redis.set" ...)
+    owner: str = ""
     #: the receiver whose type decides whether the call is a lock at all (``c.lock()``),
     #: with the kinds that make it one; None: recognised from the library call itself
     receiver: Value | None = None

@@ -1,0 +1,113 @@
+"""Locks that outlive the function taking them, and the places that may take such a lock:
+the two halves of a project's own lock abstractions.
+
+A lock escapes its function when the function is a context manager that yields while
+holding it, an ``__enter__``/``acquire`` method, a decorator's wrapper that calls the
+decorated function while holding it, or a helper that locks a file object its caller owns.
+Such a lock is a template: ``semantics`` instantiates it at each use — ``with guard(...)``,
+``@locked(...)``, ``take(fh)``, ``x.acquire()`` — with the arguments given there, and the
+lock rules judge it there. This mixin of the module analyser records both halves.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ...model import Lock
+from .symbols import UNKNOWN, Call, CallSite, Global, Imported, Local, LockSymbols, Param
+
+if TYPE_CHECKING:
+    from .facts import Unit
+
+_ENTER_METHODS = ("__enter__", "__aenter__", "acquire", "lock")
+
+
+class UseSites:
+    def _mark_escapes(self, unit: Unit, acquisitions, nodes) -> None:
+        for lock, at, handle in acquisitions:
+            if self._escapes(unit, lock, handle, nodes):
+                symbols = unit.lock_symbols.setdefault(lock.span, LockSymbols())
+                symbols.escapes = True
+
+    def _escapes(self, unit: Unit, lock: Lock, handle: str | None, nodes) -> bool:
+        if not isinstance(unit.node, cst.FunctionDef):
+            return False
+        first, last = lock.scope_lines or (0, -1)
+        if unit.is_contextmanager and any(type(n) is cst.Yield and first <= self.line(n) <= last
+                                          for n in nodes):
+            return True
+        method = unit.name.rsplit(".", 1)[-1]
+        if method in _ENTER_METHODS and unit.params[:1] == ("self",) and \
+                lock.release not in ("with", "finally"):
+            return True  # __exit__ / release() lets go
+        if self._wrapper_of(unit) is not None:
+            return True
+        if handle and lock.release in ("process-exit", "none"):
+            if handle in unit.params:
+                return True  # the caller's file object: the caller holds the lock
+            if any(type(n) is cst.Return and n.value is not None and
+                   self.code(n.value) == handle for n in nodes):
+                return True  # the handle is handed back
+        return False
+
+    def _wrapper_of(self, unit: Unit) -> str | None:
+        """The decorator a nested function is the wrapper of: it calls the decorator's
+        parameter (the decorated function)."""
+        if "." not in unit.name:
+            return None
+        outer = self.sym.units.get(unit.name.rsplit(".", 1)[0])
+        if outer is None or not outer.params or not isinstance(outer.node, cst.FunctionDef):
+            return None
+        return outer.name if outer.params[0] in unit.called_names else None
+
+    def _callsites(self, unit: Unit, nodes, calls, withs, handled: set[int], scan) -> None:
+        """Places in the unit that take a lock if what they use turns out to be one."""
+        for w in withs:
+            for item in w.items:
+                if id(item.item) in handled:
+                    continue
+                self._site(unit, scan, item.item, self.sym.value(item.item, unit), "with",
+                           (self.line(w), self.end_line(w)), "with")
+        if isinstance(unit.node, cst.FunctionDef):
+            scope = (self.line(unit.node), self.unit_end(unit))
+            for d in unit.node.decorators:
+                if id(d.decorator) not in handled:
+                    self._site(unit, scan, d.decorator, self.sym.value(d.decorator, None),
+                               "decorator", scope, "with")
+        for call in calls:
+            if id(call) in handled:
+                continue
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("acquire", "__enter__"):
+                handle = self.code(func.value)
+                release_call = self._release_call(handle, call, calls, ("release", "__exit__"))
+                release, release_span, end = self._release_kind(release_call, handle, unit)
+                self._site(unit, scan, call, self.sym.value(func.value, unit), "acquire",
+                           (self.line(call), end), release, release_span, handle)
+                continue
+            value = self.sym.value(call, unit)
+            if isinstance(value, Call) and _project_candidate(value.func):
+                self._site(unit, scan, call, value, "call", (self.line(call), self.unit_end(unit)),
+                           "process-exit", handle=self._assigned_to(call))
+
+    def _site(self, unit: Unit, scan, node, callee, use, scope, release, release_span=None,
+              handle=None) -> None:
+        if callee is UNKNOWN:
+            return
+        called = type(node) is cst.Call
+        unit.callsites.append(CallSite(
+            callee, use, self.span(node), scope, release, release_span,
+            self._observe(unit, scan, node, handle, scope),
+            result_used=not called or self._result_checked(node),
+            silenced=called and self._silently_caught(node)))
+
+
+def _project_candidate(func) -> bool:
+    """A call that may reach the project's code (a library's own functions are judged by
+    their recognisers): a name of this module, an import, a local or parameter, or a
+    method of one of those."""
+    while hasattr(func, "base"):
+        func = func.base
+    return isinstance(func, (Global, Imported, Local, Param)) and not (
+        isinstance(func, Imported) and func.dotted.startswith("builtins."))
