@@ -35,6 +35,9 @@ class Hazards:
             if kind is cst.Call:
                 if self._unlinked(node) is not None:
                     found.append((self.line(node), "unlink", node))
+                if isinstance(node.func, cst.Attribute) and node.args and \
+                        node.func.attr.value in ("delete", "unlink"):
+                    found.append((self.line(node), "delete", node))
                 if self._fork(node) is not None:
                     found.append((self.line(node), "fork", node))
                 if self._exit_call(node):
@@ -54,6 +57,10 @@ class Hazards:
                 continue
             if what == "unlink" and line >= first:
                 obs.unlinks.append((self.span(node), self._unlinked(node)))
+            if what == "delete" and line >= first:
+                finally_ = any(isinstance(p, cst.Finally) for p in self.parents(node))
+                obs.deletes.append((self.span(node), finally_,
+                                    self.sym.value(node, self.unit_at(node))))
             if not first <= line <= last:
                 continue
             if what == "exit":

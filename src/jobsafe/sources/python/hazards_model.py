@@ -36,6 +36,9 @@ class Observations:
     #: a local file object made in this function, which returns right after: the
     #: description, when a kernel lock on it is released as the function returns
     dropped: str | None = None
+    #: ``x.delete(key)`` / ``x.unlink(key)`` after it: (span, in a ``finally``, the call) —
+    #: the release of a key lock a helper took for this site, once the key is known
+    deletes: list[tuple[Span, bool, object]] = field(default_factory=list)
 
 
 @dataclass

@@ -217,7 +217,7 @@ class _ModuleAnalyser(LockCalls, Hazards, UseSites):
         self._stale: str | None = None
         literals = Evaluator({}, self.qualified)
         self.sym = Symbolizer(self.aliases, self.defined | assigned_names(module.body),
-                              lambda node: _literal(literals, node))
+                              lambda node: _literal(literals, node), self._constructor_span)
 
     def qualified(self, node) -> set[str]:
         """The dotted name an expression refers to (``{"fcntl.flock"}``), or an empty set."""
@@ -249,6 +249,15 @@ class _ModuleAnalyser(LockCalls, Hazards, UseSites):
     @cached_property
     def _pos(self):
         return _positions(self.module)
+
+    def _constructor_span(self, call: cst.Call) -> Span | None:
+        """Where a lock object is made (a finding about its TTL points there); positions
+        are computed for no other call, as they cost a pass over the whole module."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("lock", "lock_task") or \
+                self.qualified(func) & set(apis.LOCK_CONSTRUCTORS):
+            return self.span(call)
+        return None
 
     def span(self, node) -> Span:
         r = self._pos[node]

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from .index import PythonIndex
 
 UNKNOWN_KIND = "unknown"
+#: a time-to-live that is set, to a value not known statically (``lock_calls.UNKNOWN_TTL``)
+UNKNOWN_TTL = -1.0
 _MAX_DEPTH = 24
 _SECONDS = {"weeks": 604800, "days": 86400, "hours": 3600, "minutes": 60, "seconds": 1,
             "milliseconds": 0.001, "microseconds": 0.000001}
@@ -416,6 +418,10 @@ class Semantics:
             key = self.string(call.arg(api.key_arg, api.key_pos), at)
             if key is not None:
                 changes["path" if api.scope == "host" else "key"] = key
+        if api.renew_arg:
+            renew = self.constant(call.arg(api.renew_arg, None), at)
+            if renew is not None:
+                changes["renewed"] = bool(renew.value)
         return replace(lock, **changes) if changes else lock
 
     def _ttl(self, value: Value, unit: float, where: Where) -> float | None | str:
@@ -480,22 +486,62 @@ class Semantics:
         decorator factory, a helper or context manager that takes the lock for its caller,
         a helper returning a lock object), each made of the abstraction's template with
         the arguments given here, and the hazards of the code around the use."""
+        found = self._taken(site, where)
+        facts = derive([(lock, site.observations) for lock in found], retries, spawn_context)
+        return found, facts
+
+    def _taken(self, site: CallSite, where: Where, depth: int = 0,
+               home: Where | None = None) -> list[Lock]:
+        """The locks a use site takes, placed at it (not yet judged); ``home``: the unit of
+        the outermost use, when this one is inside a function it calls."""
+        home = home or where
         found: list[Lock] = []
         for template, symbols, inner in self._templates(site, where):
             lock = self.lock(template, symbols, inner)
             if lock is None:
                 continue
             held_here = site.use in ("with", "decorator", "acquire")
+            release, release_span, scope = (site.release, site.release_span, site.scope_lines) \
+                if held_here else (lock.release, lock.release_span, site.scope_lines)
+            if lock.kind in ("redis-key", "cache-key") and not held_here:
+                release, release_span, scope = self._deleted(lock, site, where)
             found.append(replace(
-                lock, span=site.span, scope_lines=site.scope_lines, function=where.unit,
-                ttl_span=None, release=site.release if held_here else lock.release,
-                release_span=site.release_span if held_here else lock.release_span,
+                lock, span=site.span, scope_lines=scope, function=where.unit, ttl_span=None,
+                release=release, release_span=release_span,
                 result_checked=_checked(lock, site) if lock.try_lock else lock.result_checked))
-        obj = self._acquired_object(site, where)
+        obj = self._acquired_object(site, where, home)
         if obj is not None:
             found.append(obj)
-        facts = derive([(lock, site.observations) for lock in found], retries, spawn_context)
-        return found, facts
+        if depth < 4:  # what the function called takes for its caller through its own uses
+            releases = {name: (release, span, end)
+                        for name, release, span, end in site.handle_releases}
+            for rel, name, env in self._users(site, where):
+                unit = self.facts(rel).units[name]
+                for inner_site in unit.callsites:
+                    inner = Where(rel, name, env)
+                    for lock in self._taken(inner_site, inner, depth + 1, home):
+                        if lock.release not in ("none", "process-exit", "unknown"):
+                            continue  # let go of before the function returns
+                        release, release_span, end = lock.release, lock.release_span, \
+                            site.scope_lines[1]
+                        handle = self._passed_name(inner_site.callee, inner, where)
+                        if handle in releases:  # an object of the caller's, let go of there
+                            release, release_span, end = releases[handle]
+                        found.append(replace(
+                            lock, span=site.span, scope_lines=(site.scope_lines[0], end),
+                            function=where.unit, release=release, release_span=release_span,
+                            result_checked=_checked(lock, site)
+                            if lock.try_lock else lock.result_checked))
+        return found
+
+    def _passed_name(self, value: Value, inner: Where, caller: Where) -> str | None:
+        """The caller's local a callee's parameter was given (``take(lock)``: "lock")."""
+        if not isinstance(value, Param):
+            return None
+        found = self.argument(value, inner)
+        if found is None or found[1].unit != caller.unit or found[1].rel != caller.rel:
+            return None
+        return found[0].name if isinstance(found[0], (Local, Global)) else None
 
     def _templates(self, site: CallSite, where: Where) -> list[tuple[Lock, LockSymbols, Where]]:
         """The escaping locks of what a use site uses, with where to read their fields."""
@@ -510,6 +556,16 @@ class Semantics:
                 if symbols is not None and symbols.escapes:
                     out.append((lock, symbols, Where(rel, unit_name, env)))
         return out
+
+    def _deleted(self, lock: Lock, site: CallSite, where: Where):
+        """How the caller lets go of a key a helper took for it: (release, span of a plain
+        release, last line held)."""
+        for span, in_finally, call in site.observations.deletes:
+            if isinstance(call, Call) and self.string(call.arg("key", 0) or call.arg("name", 0),
+                                                      where) == lock.key:
+                end = (site.scope_lines[0], span.line)
+                return ("finally", None, end) if in_finally else ("plain", span, end)
+        return "none", None, site.scope_lines
 
     def _users(self, site: CallSite, where: Where) -> list[tuple[str, str, Env | None]]:
         """The units whose escaping locks a use site takes, with their arguments bound:
@@ -577,7 +633,7 @@ class Semantics:
             decorator = inner  # a factory's decorator: its own wrapper is next
         return out
 
-    def _acquired_object(self, site: CallSite, where: Where) -> Lock | None:
+    def _acquired_object(self, site: CallSite, where: Where, home: Where) -> Lock | None:
         """A lock object a project helper made and returned, entered or acquired here."""
         if site.use not in ("with", "acquire"):
             return None
@@ -585,14 +641,44 @@ class Semantics:
         if found is None:
             return None
         name, api, ctor, at = found
-        blocking = api.wait_default is None or api.wait_default > 0
-        base = Lock(kind=api.kind, scope=api.scope, span=site.span, ttl_seconds=api.ttl_default,
+        wait = self.wait(api, ctor, at, site.call if site.use == "acquire" else None, where)
+        blocking = wait is None or wait > 0
+        given = ctor.arg(api.ttl_arg, api.ttl_pos) if api.ttl_arg or api.ttl_pos is not None \
+            else None
+        ttl = api.ttl_default if given is None and not ctor.star else UNKNOWN_TTL
+        base = Lock(kind=api.kind, scope=api.scope, span=site.span, ttl_seconds=ttl,
                     stale_handling=api.stale if api.scope != "process" else "process",
-                    blocking=blocking, wait_seconds=api.wait_default if blocking else None,
+                    blocking=blocking, wait_seconds=wait if blocking else None,
                     api=name, try_lock=not blocking, result_checked=site.result_used,
                     release=site.release, release_span=site.release_span,
                     scope_lines=site.scope_lines, function=where.unit)
+        if ctor.span is not None and ctor.span != site.span and \
+                (at.rel, at.unit) == (home.rel, home.unit):
+            base = replace(base, ttl_span=ctor.span)  # made here: that call carries the TTL
         return self.lock(base, LockSymbols(call=ctor, api=name, owner=at.unit), at)
+
+    def wait(self, api, ctor: Call, at: Where, acquire: Call | None,
+             where: Where) -> float | None:
+        """Seconds an acquisition may wait (None: for ever; 0: it does not wait), from the
+        acquiring call's and the constructor's arguments."""
+        for call, keyword, pos, context in ((acquire, "timeout", 0, where),
+                                            (acquire, "blocking_timeout", None, where),
+                                            (ctor, api.wait_arg, api.wait_pos, at)):
+            value = call.arg(keyword, pos) if call is not None and keyword else None
+            if value is not None:
+                constant = self.constant(value, context)
+                if constant is not None and constant.value is None:
+                    return None
+                number = self.number(value, context)
+                return None if number is not None and number < 0 else number
+        for call, context in ((acquire, where), (ctor, at)):
+            blocking = call.arg("blocking", 0 if call is acquire else None) \
+                if call is not None and (call is acquire or api.kind in ("redis-lock",
+                                                                          "cache-lock")) else None
+            constant = self.constant(blocking, context) if blocking is not None else None
+            if constant is not None and constant.value in (False, None, 0):
+                return 0.0
+        return api.wait_default
 
     def lock_object(self, value: Value, where: Where, depth: int = 0):
         """(API name, API, constructor call, where it is written) of the lock object a

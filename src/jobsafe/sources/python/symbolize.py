@@ -83,12 +83,13 @@ class Symbolizer:
     """Turns expressions of one module into values, given the unit they are in."""
 
     def __init__(self, aliases: dict[str, str], module_names: set[str],
-                 evaluate_constant):
+                 evaluate_constant, span_of=None):
         self.aliases = aliases  # local name -> dotted name as imported
         self.module_names = module_names  # top-level functions, classes, assignments
         self.constant = evaluate_constant  # node -> float | str | None, literals only
         self._scopes: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {}
         self.units: dict[str, Unit] = {}  # by name, for the scopes around a nested function
+        self.span_of = span_of  # node -> Span, for the calls (where findings may point)
 
     def scope(self, unit: Unit | None) -> tuple[frozenset[str], frozenset[str], str | None]:
         """(parameters, locals, class of a method) of a unit."""
@@ -131,7 +132,8 @@ class Symbolizer:
                 else:
                     args.append((f"#{position}", self.value(arg.value, unit)))
                     position += 1
-            return Call(self.value(node.func, unit), tuple(args), star)
+            return Call(self.value(node.func, unit), tuple(args), star,
+                        self.span_of(node) if self.span_of is not None else None)
         if kind is cst.Subscript and len(node.slice) == 1 and \
                 isinstance(node.slice[0].slice, cst.Index):
             return Item(self.value(node.value, unit), self.value(node.slice[0].slice.value, unit))

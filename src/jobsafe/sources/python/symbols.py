@@ -6,7 +6,7 @@ Free of libcst, so cached module facts load without it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Union
 
 if TYPE_CHECKING:
@@ -80,6 +80,8 @@ class Call:
     #: (keyword, or position as "#0", "#1" ...; value)
     args: tuple[tuple[str, "Value"], ...] = ()
     star: bool = False  # passes *args or **kwargs: arguments not all known
+    #: where it is written (not part of what it means: two spellings are one value)
+    span: "Span | None" = field(default=None, compare=False)
 
     def arg(self, keyword: str | None, position: int | None) -> "Value | None":
         for key, value in self.args:
@@ -125,6 +127,12 @@ class CallSite:
     release_span: "Span | None"
     #: what the code around it does, judged if it turns out to take a lock
     observations: "Observations"
+    #: the call written at the site (``x.acquire(blocking=False)``), when it is one
+    call: Call | None = None
+    #: how the caller lets go of the objects it passes (``take(lock)`` then, in a
+    #: ``finally``, ``lock.release()``): argument name -> (release, plain release's span,
+    #: last line held)
+    handle_releases: tuple[tuple[str, "Release", "Span | None", int], ...] = ()
     #: the call's result decides what happens next (``if not x.acquire(): return``)
     result_used: bool = True
     #: inside a ``try`` whose handlers only pass: a failure that raises is ignored

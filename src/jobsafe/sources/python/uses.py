@@ -26,11 +26,20 @@ _ENTER_METHODS = ("__enter__", "__aenter__", "acquire", "lock")
 class UseSites:
     def _mark_escapes(self, unit: Unit, acquisitions, nodes) -> None:
         for lock, at, handle in acquisitions:
-            if self._escapes(unit, lock, handle, nodes):
+            if self._escapes(unit, lock, at, handle, nodes):
                 symbols = unit.lock_symbols.setdefault(lock.span, LockSymbols())
                 symbols.escapes = True
 
-    def _escapes(self, unit: Unit, lock: Lock, handle: str | None, nodes) -> bool:
+    def _returned(self, at, nodes) -> bool:
+        """The value of ``at`` is what the function returns (directly or through a name)."""
+        parent = self._parent.get(at)
+        if isinstance(parent, cst.Return):
+            return True
+        name = self._assigned_to(at)
+        return name is not None and any(type(n) is cst.Return and n.value is not None and
+                                        self.code(n.value) == name for n in nodes)
+
+    def _escapes(self, unit: Unit, lock: Lock, at, handle: str | None, nodes) -> bool:
         if not isinstance(unit.node, cst.FunctionDef):
             return False
         first, last = lock.scope_lines or (0, -1)
@@ -43,6 +52,9 @@ class UseSites:
             return True  # __exit__ / release() lets go
         if self._wrapper_of(unit) is not None:
             return True
+        if lock.kind in ("redis-key", "cache-key") and lock.release == "none" and \
+                self._returned(at, nodes):
+            return True  # "did I get it": the caller holds the key, and deletes it
         if handle and lock.release in ("process-exit", "none"):
             if handle in unit.params:
                 return True  # the caller's file object: the caller holds the lock
@@ -88,17 +100,27 @@ class UseSites:
                 continue
             value = self.sym.value(call, unit)
             if isinstance(value, Call) and _project_candidate(value.func):
+                releases = []
+                for arg in call.args:  # objects passed in and let go of here later
+                    if isinstance(arg.value, cst.Name):
+                        name = arg.value.value
+                        found = self._release_call(name, call, calls, ("release", "__exit__"))
+                        release, span, end = self._release_kind(found, name, unit)
+                        releases.append((name, release, span, end))
                 self._site(unit, scan, call, value, "call", (self.line(call), self.unit_end(unit)),
-                           "process-exit", handle=self._assigned_to(call))
+                           "process-exit", handle=self._assigned_to(call),
+                           handle_releases=tuple(releases))
 
     def _site(self, unit: Unit, scan, node, callee, use, scope, release, release_span=None,
-              handle=None) -> None:
+              handle=None, handle_releases=()) -> None:
         if callee is UNKNOWN:
             return
         called = type(node) is cst.Call
+        call = self.sym.value(node, unit) if called else None
         unit.callsites.append(CallSite(
             callee, use, self.span(node), scope, release, release_span,
             self._observe(unit, scan, node, handle, scope),
+            call=call if isinstance(call, Call) else None, handle_releases=handle_releases,
             result_used=not called or self._result_checked(node),
             silenced=called and self._silently_caught(node)))
 
