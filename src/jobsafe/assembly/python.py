@@ -8,7 +8,7 @@ from functools import partial
 from ..model import Entry, Job, Lock, ParseError, Schedule, Span, Target
 from ..paths import is_test_path
 from ..schedule import cron_schedule
-from ..sources.python.index import entry_code, resolve_function
+from ..sources.python.index import entry_code, resolve_function, task_function
 from ..timespec import ScheduleError
 from .context import Step
 
@@ -55,6 +55,8 @@ class PythonAssembly(Step):
             schedule = Schedule(text=call.text, kind="templated")
         index = self.tree.python
         found = resolve_function(index, rel, call.target)
+        if found is None and call.source == "celery":
+            found = task_function(index, call.target)
         if found is None and call.source != "celery":
             return  # a lambda or a builtin: nothing of the project's to analyse
         entry = None
@@ -71,7 +73,7 @@ class PythonAssembly(Step):
             dict(call.options).get("ALLOW_PARALLEL_RUNS") != "True" else ()
         self.project.jobs.append(Job(
             id=f"{call.source}:{call.span.path}:{call.span.line}", source=call.source,
-            span=call.span, schedule=replace(schedule, text=text[:80]), command=text,
+            span=call.span, schedule=replace(schedule, text=text[:80]), command=call.target,
             targets=(target,), locks=locks, options=call.options))
 
     def _django_cron_lock(self, call) -> Lock:

@@ -124,7 +124,9 @@ def huey_lock(scope: str) -> LockApi:
 # django-huey's module-level helper uses the HUEY setting (Redis by default)
 LOCK_CONSTRUCTORS["huey.contrib.djhuey.lock_task"] = huey_lock("cluster")
 
-REDIS_CLIENT_FACTORIES = {"redis.Redis", "redis.StrictRedis", "redis.from_url",
+REDIS_CLIENT_FACTORIES = {"django_valkey.get_valkey_connection", "valkey.Valkey",
+                          "valkey.Valkey.from_url", "valkey.from_url", "valkey.StrictValkey",
+                          "redis.Redis", "redis.StrictRedis", "redis.from_url",
                           "redis.Redis.from_url", "redis.StrictRedis.from_url",
                           "redis.client.Redis", "redis.client.StrictRedis",
                           "redis.asyncio.Redis", "redis.asyncio.from_url",

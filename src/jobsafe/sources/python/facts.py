@@ -28,6 +28,7 @@ class Unit:
     # -- what callers need to know (the function's summary; see ``semantics``)
     params: tuple[str, ...] = ()
     defaults: dict[str, Value] = field(default_factory=dict)
+    star_kwargs: str | None = None  # the ``**kwargs`` parameter
     #: locals bound once by assignment (``client = get_client()``), for what they hold
     local_values: dict[str, Value] = field(default_factory=dict)
     returns: list[Value] = field(default_factory=list)

@@ -307,6 +307,23 @@ def resolve_function(index: PythonIndex, rel: str, name: str) -> tuple[str, str]
     return index._resolve_call(rel, facts, "", name)
 
 
+def task_function(index: PythonIndex, name: str) -> tuple[str, str] | None:
+    """The function a task name stands for when it is no dotted path of the tree (Celery
+    apps that name tasks after their functions, ``gen_task_name``): the one decorated
+    top-level function of that name in the tree, if there is exactly one."""
+    function = name.rsplit(".", 1)[-1]
+    found = []
+    for rel, f in sorted(index.files.items()):
+        text = index.read(f)
+        if not text or f"def {function}(" not in text:
+            continue
+        facts = index.module(rel)
+        unit = facts.units.get(function) if facts is not None else None
+        if unit is not None and unit.decorators:
+            found.append((rel, function))
+    return found[0] if len(found) == 1 else None
+
+
 @dataclass(frozen=True)
 class EntryCode:
     """What the code an entry point reaches holds."""

@@ -28,6 +28,7 @@ from .idempotency import helper_origins, key_facts
 from .lock_calls import LockCalls
 from .schedulers import scheduled_calls
 from .symbolize import Symbolizer, assigned_names, parameters
+from .symbols import Either
 from .uses import UseSites
 from .syntax import ParentMap, contains, dotted, is_main_guard, walk
 from .values import Evaluator, argument
@@ -351,7 +352,9 @@ class _ModuleAnalyser(LockCalls, Hazards, UseSites):
                     decorators |= self.qualified(target) | {self.code(target)}
                 params, defaults = parameters(node)
                 unit = Unit(name, node, is_async=node.asynchronous is not None,
-                            decorators=decorators, params=params)
+                            decorators=decorators, params=params,
+                            star_kwargs=node.params.star_kwarg.name.value
+                            if node.params.star_kwarg is not None else None)
                 unit.defaults = {k: self.sym.value(v, None) for k, v in defaults.items()}
                 unit.is_generator = any(type(n) is cst.Yield for n in self._unit_nodes(node))
                 unit.is_contextmanager = bool(decorators & apis.CONTEXT_MANAGER_DECORATORS) or \
@@ -389,7 +392,7 @@ class _ModuleAnalyser(LockCalls, Hazards, UseSites):
         for unit in units[1:]:
             if not isinstance(unit.node, cst.FunctionDef):
                 continue
-            counts: dict[str, int] = {}
+            assigned: dict[str, list] = {}
             for node in self._unit_nodes(unit.node):
                 kind = type(node)
                 if kind is cst.Assign or kind is cst.AnnAssign:
@@ -398,8 +401,8 @@ class _ModuleAnalyser(LockCalls, Hazards, UseSites):
                         if node.value is None:
                             continue
                         if isinstance(target, cst.Name):
-                            counts[target.value] = counts.get(target.value, 0) + 1
-                            unit.local_values[target.value] = self.sym.value(node.value, unit)
+                            assigned.setdefault(target.value, []).append(
+                                self.sym.value(node.value, unit))
                         elif isinstance(target, cst.Attribute) and \
                                 isinstance(target.value, cst.Name) and \
                                 target.value.value == "self":
@@ -412,9 +415,9 @@ class _ModuleAnalyser(LockCalls, Hazards, UseSites):
                     unit.returns.append(self.sym.value(node.value, unit))
                 elif kind is cst.Call and type(node.func) is cst.Name:
                     unit.called_names.add(node.func.value)
-            for name, count in counts.items():
-                if count > 1:
-                    del unit.local_values[name]  # bound more than once: not one value
+            for name, values in assigned.items():
+                unit.local_values[name] = values[0] if len(values) == 1 else \
+                    Either(tuple(values))
 
     def _unit_nodes(self, node) -> list:
         """Nodes of a function (or ``__main__`` block), not of the functions nested in it."""

@@ -14,8 +14,8 @@ from ...model import CodeFact, Lock
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .hazards_model import Retries, derive
-from .symbols import (Attr, BinOp, Call, CallSite, Const, Global, Imported, Item, Local,
-                      LockSymbols, Param, SelfRef, Value)
+from .symbols import (Attr, BinOp, Call, CallSite, Const, Either, Global, Imported, Item, Local,
+                      LockSymbols, Mapping, Param, SelfRef, Value)
 
 if TYPE_CHECKING:
     from .index import PythonIndex
@@ -28,6 +28,15 @@ _SECONDS = {"weeks": 604800, "days": 86400, "hours": 3600, "minutes": 60, "secon
             "milliseconds": 0.001, "microseconds": 0.000001}
 _TIMEDELTA_POSITIONAL = ("days", "seconds", "microseconds", "milliseconds", "minutes", "hours",
                          "weeks")
+
+
+def _locals_in(value: Value) -> list[str]:
+    """Local names a returned value mentions: ``wrapper`` in ``shared_task(...)(wrapper)``."""
+    if isinstance(value, Local):
+        return [value.name]
+    if isinstance(value, Call):
+        return [n for _, arg in value.args for n in _locals_in(arg)] + _locals_in(value.func)
+    return []
 
 
 def _checked(lock: Lock, site: CallSite) -> bool:
@@ -145,8 +154,9 @@ class Semantics:
             return apis.ITEM_KINDS.get(base, UNKNOWN_KIND)
         if isinstance(value, Call):
             return self._call(value, where, depth)
-        if isinstance(value, BinOp):
-            return UNKNOWN_KIND
+        if isinstance(value, Either):
+            kinds = [self.kind(v, where, depth + 1) for v in value.options]
+            return next((k for k in kinds if k not in (UNKNOWN_KIND, "const")), UNKNOWN_KIND)
         return UNKNOWN_KIND
 
     def argument(self, param: Param, where: Where) -> tuple[Value, Where] | None:
@@ -160,6 +170,14 @@ class Semantics:
         unit = facts.units.get(owner) if facts is not None else None
         default = unit.defaults.get(param.name) if unit is not None else None
         return (default, Where(where.rel)) if default is not None else None
+
+    def mapping(self, value: Value, where: Where) -> tuple[Mapping, Where] | None:
+        """The keywords a ``**kwargs`` parameter was given, when followed."""
+        if isinstance(value, Param):
+            found = self.argument(value, where)
+            if found is not None and isinstance(found[0], Mapping):
+                return found[0], found[1]
+        return None
 
     def local(self, local: Local, where: Where) -> tuple[Value, Where] | None:
         owner = local.owner or where.unit
@@ -203,6 +221,20 @@ class Semantics:
             left = self.constant(value.left, where, depth + 1)
             right = self.constant(value.right, where, depth + 1)
             return _arithmetic(value.op, left, right)
+        if isinstance(value, Either):  # the first known value that is not None
+            known = [self.constant(v, where, depth + 1) for v in value.options]
+            return next((c for c in known if c is not None and c.value is not None),
+                        next((c for c in known if c is not None), None))
+        if isinstance(value, Call) and isinstance(value.func, Attr) and \
+                value.func.name in ("get", "pop"):  # kwargs.get("key", default)
+            mapping = self.mapping(value.func.base, where)
+            key = self.string(value.arg(None, 0), where)
+            if mapping is not None and key is not None:
+                given = mapping[0].get(key)
+                if given is not None:
+                    return self.constant(given, mapping[1], depth + 1)
+                return self.constant(value.arg(None, 1), where, depth + 1) \
+                    if value.arg(None, 1) is not None else Const(None)
         if isinstance(value, Call):
             func = self.kind(value.func, where)
             if func in ("lib:datetime.timedelta", "lib:timedelta"):
@@ -326,10 +358,11 @@ class Semantics:
     @staticmethod
     def bind(unit: Unit, call: Call, where: Where) -> Env:
         """The callee's parameters bound to a call's arguments (methods skip ``self``)."""
-        params = list(unit.params)
+        params = [p for p in unit.params if p != unit.star_kwargs]
         if params and params[0] in ("self", "cls"):
             params = params[1:]
         bound = []
+        extra = []
         for key, value in call.args:
             if key.startswith("#"):
                 index = int(key[1:])
@@ -337,6 +370,10 @@ class Semantics:
                     bound.append((unit.name, params[index], value, where))
             elif key in params:
                 bound.append((unit.name, key, value, where))
+            else:
+                extra.append((key, value))
+        if unit.star_kwargs is not None:
+            bound.append((unit.name, unit.star_kwargs, Mapping(tuple(extra)), where))
         return Env(tuple(bound))
 
     # -- locks
@@ -621,11 +658,11 @@ class Semantics:
             unit = facts.units.get(decorator) if facts is not None else None
             if unit is None:
                 break
-            nested = [r for r in unit.returns if isinstance(r, Local) and
-                      f"{decorator}.{r.name}" in facts.units]
+            nested = [name for r in unit.returns for name in _locals_in(r)
+                      if f"{decorator}.{name}" in facts.units]
             if not nested:
                 break
-            inner = f"{decorator}.{nested[0].name}"
+            inner = f"{decorator}.{nested[0]}"
             inner_unit = facts.units[inner]
             if inner_unit.params and unit.params and unit.params[0] in inner_unit.called_names:
                 out.append((rel, inner, env))  # calls the decorated function: the wrapper

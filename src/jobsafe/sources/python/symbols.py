@@ -100,11 +100,30 @@ class BinOp:
 
 
 @dataclass(frozen=True)
+class Either:
+    """A local assigned more than once, its values in the order written: the idiom
+    ``x = given; if x is None: x = default`` reads as the first known, not-None one."""
+
+    options: tuple["Value", ...]
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """A dict of known keys: the keywords a call gives a ``**kwargs`` parameter."""
+
+    items: tuple[tuple[str, "Value"], ...]
+
+    def get(self, key: str) -> "Value | None":
+        return next((v for k, v in self.items if k == key), None)
+
+
+@dataclass(frozen=True)
 class Unknown:
     """Anything else: a value jobsafe does not follow."""
 
 
-Value = Union[Const, Global, Imported, Param, Local, SelfRef, Attr, Item, Call, BinOp, Unknown]
+Value = Union[Const, Global, Imported, Param, Local, SelfRef, Attr, Item, Call, BinOp, Either,
+              Mapping, Unknown]
 UNKNOWN = Unknown()
 
 
