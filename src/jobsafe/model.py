@@ -34,6 +34,7 @@ StaleHandling = Literal[
     "kernel",         # the kernel drops it with the process (flock, lockf, filelock)
     "ttl",            # it expires (ttl_seconds; None there: no expiry was set)
     "session",        # the database drops it with the connection
+    "transaction",    # the database drops it when the transaction ends
     "removed-first",  # the file is removed before it is created: no exclusion at all
     "process",        # an in-process lock: gone with the process, shared with nobody
 ]
@@ -42,7 +43,7 @@ LockKind = Literal[
     "flock", "lockf", "filelock", "soft-filelock", "portalocker", "portalocker-redis",
     "fasteners", "zc.lockfile", "tendo", "lockfile", "pid-file", "lock-file", "lock-dir",
     "redis-lock", "python-redis-lock", "redlock", "redis-key", "cache-key", "cache-lock",
-    "huey-lock", "db-row-lock", "pg-advisory", "mysql-get-lock",
+    "huey-lock", "db-row-lock", "db-claim", "pg-advisory", "mysql-get-lock",
     "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo", "setlock",
     "threading.Lock", "threading.RLock", "threading.Semaphore", "threading.BoundedSemaphore",
     "multiprocessing.Lock", "multiprocessing.RLock", "asyncio.Lock", "asyncio.Semaphore",
@@ -51,7 +52,8 @@ LockKind = Literal[
 GuardKind = Literal["flock", "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo",
                     "setlock"]
 #: how a lock is released
-Release = Literal["with", "finally", "atexit", "plain", "none", "unknown", "process-exit"]
+Release = Literal["with", "finally", "atexit", "plain", "none", "unknown", "process-exit",
+                  "transaction"]
 #: what kind of schedule: a cron expression, systemd calendar events, a fixed interval,
 #: at boot only, or a value filled in at deploy time
 ScheduleKind = Literal["cron", "calendar", "interval", "reboot", "templated"]

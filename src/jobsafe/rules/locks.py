@@ -143,13 +143,18 @@ class LockWithoutExpiry(Rule):
 
     def check(self, project):
         for lock, job in locks_with_jobs(project):
-            if lock.stale_handling != "ttl" or lock.ttl_seconds is not None:
+            if lock.stale_handling == "ttl" and lock.ttl_seconds is None:
+                remedy = f"give it a {'ttl' if lock.kind == 'huey-lock' else 'timeout'}"
+            elif lock.kind == "db-claim" and lock.stale_handling == "none" and \
+                    lock.release in ("plain", "finally", "with", "atexit"):
+                # a lock row the job sets and resets: nothing lets an old claim go
+                remedy = "let an old claim be taken over (a claimed-at column compared to a limit)"
+            else:
                 continue
             yield self.finding(
                 lock.ttl_span or lock.span,
                 f"{lock_name(lock)} has no expiry: a crash or kill while it is held blocks every "
-                f"later run forever; give it a {'ttl' if lock.kind == 'huey-lock' else 'timeout'}"
-                f" a little above the job's longest run",
+                f"later run forever; {remedy} a little above the job's longest run",
                 job_id(job), related_job(job))
 
 

@@ -222,6 +222,9 @@ class LockCalls:
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = func.value
+            found = self._db_lock(call, unit, calls)
+            if found is not None:
+                return found
             if method == "acquire":
                 spec = bindings.get(self.code(receiver))
                 if spec is None and isinstance(receiver, cst.Call):
@@ -430,7 +433,7 @@ class LockCalls:
             if pool:
                 self._symbols(unit, lock, call, "sql", **pool)
             return lock, call, None
-        return None
+        return self._sql_db_lock(call, sql, unit, calls)
 
     def _pooled_checkout(self, call, unlock, unit):
         """The ``with engine.connect()``/``pool.connection()`` block a session lock is taken

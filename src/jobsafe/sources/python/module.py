@@ -22,6 +22,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ...model import CodeFact, Lock, ParseError, Span
 from . import apis
 from .facts import MAIN, MODULE, ClassInfo, ModuleFacts, Unit
+from .db_locks import DbLocks
 from .hazards import Hazards
 from .hazards_model import derive
 from .idempotency import helper_origins, key_facts
@@ -186,7 +187,7 @@ class _Collector(cst.CSTVisitor):
         return any(isinstance(n, cst.FunctionDef) for n in self._stack)
 
 
-class _ModuleAnalyser(LockCalls, Hazards, UseSites):
+class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
     def __init__(self, path, module, text: str, facts: ModuleFacts):
         self.path = path
         self.module = module

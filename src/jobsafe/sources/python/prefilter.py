@@ -49,10 +49,10 @@ class Vocabulary:
 def vocabulary() -> Vocabulary:
     """Built on first use: the recognisers import libcst, which a run served from the cache
     never needs."""
-    from . import idempotency, lock_calls, schedulers
+    from . import db_locks, idempotency, lock_calls, schedulers
 
-    tokens = (*lock_calls.PREFILTER_TOKENS, *idempotency.PREFILTER_TOKENS,
-              *schedulers.PREFILTER_TOKENS)
+    tokens = (*lock_calls.PREFILTER_TOKENS, *db_locks.PREFILTER_TOKENS,
+              *idempotency.PREFILTER_TOKENS, *schedulers.PREFILTER_TOKENS)
     words = tuple(Word.of(t) for t in tokens if isinstance(t, str))
     conjunctions = tuple(tuple(Word.of(w) for w in t) for t in tokens if isinstance(t, tuple))
     firsts = [*words, *(c[0] for c in conjunctions)]
@@ -69,11 +69,15 @@ _DOCUMENTATION = re.compile(r"(?:\A|:[ \t]*(?:#[^\n]*)?\n)[ \t]*[rRuU]?(\"\"\"|\
                             r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.M)
 
 
+_SQL = re.compile(r"\s*(?:select|update|insert|delete|lock|with)\s", re.I)
+
+
 def _blank(match: re.Match) -> str:
     text = match.group(0)
     if text[0] in "\"'" and text[1:2] != text[0]:  # a one-line string literal
-        # paths, keys, headers and SQL (with its parentheses) stay; sentences go
-        return "''" if text.count(" ") >= 3 and "(" not in text else text
+        # paths, keys, headers and SQL stay; sentences go
+        prose = text.count(" ") >= 3 and "(" not in text and not _SQL.match(text[1:])
+        return "''" if prose else text
     return ""
 
 

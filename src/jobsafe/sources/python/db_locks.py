@@ -1,0 +1,252 @@
+"""Locks written on the database, as applications write them:
+
+* row locks: ``select_for_update()`` (Django), ``with_for_update()`` (SQLAlchemy), SQL with
+  ``FOR UPDATE`` or ``LOCK TABLE``: held until the transaction ends (``nowait`` and
+  ``skip_locked`` make them try-locks);
+* claims: a conditional ``filter(...).update(...)`` (or SQL ``UPDATE ... WHERE``) whose row
+  count decides whether this run goes on — the row stays claimed after a crash unless the
+  condition lets an old claim be taken over (``locked_at__lt=now() - timedelta(...)``: an
+  expiry) or the job sets it back (its release);
+* unique rows: a ``create()`` that an ``IntegrityError`` stops — the row is the lock.
+
+A mixin of the module analyser; it needs no type of the receiver beyond the ORM spelling
+itself (a query set, a query, a model manager), which is what sets these calls apart.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ...model import Lock
+from .syntax import walk
+from .values import argument
+
+if TYPE_CHECKING:
+    from .facts import Unit
+
+#: words without which a module takes no database lock this module recognises (the
+#: prefilter; a tuple is a conjunction)
+PREFILTER_TOKENS = ("select_for_update", "with_for_update", r"(?i)for\s+update",
+                    r"(?i)\block\s+(?:table\s+)?\S+\s+in\s", (r"\.update\(", r"\.filter(?:_by)?\(|\.where\("),
+                    (r"(?i)\bupdate\s+\w+\s+set\b", r"rowcount|returning|RETURNING"),
+                    (r"IntegrityError", r"\.create\(|\.get_or_create\("))
+
+#: what marks a receiver as a query (set): how the chain before the call was built
+_QUERY_STEPS = ("filter", "filter_by", "exclude", "objects", "query", "where", "select_related",
+                "all", "order_by", "select_for_update", "with_for_update", "using")
+_FOR_UPDATE = re.compile(r"\bfor\s+(?:no\s+key\s+)?update\b", re.I)
+_LOCK_TABLE = re.compile(r"^\s*lock\s+(?:table\s+)?\"?\w+", re.I)
+_UPDATE = re.compile(r"^\s*update\s+\"?(\w+)", re.I)
+_EXPIRY_LOOKUP = re.compile(r"__(?:lt|lte)$")
+
+
+class DbLocks:
+    def _db_lock(self, call: cst.Call, unit: Unit, calls):
+        """A database lock taken by ``call``, as (lock, node, handle), or None."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        if method in ("select_for_update", "with_for_update"):
+            return self._row_lock(call, unit, self._chain_model(func.value),
+                                  argument(call, "nowait", None), argument(call, "skip_locked", None))
+        if method == "update" and self._is_query(func.value) and self._decides(call):
+            return self._claim(call, unit, calls, self._chain_model(func.value))
+        if method in ("create", "get_or_create") and self._is_query(func.value) and \
+                self._stopped_by_integrity_error(call):
+            return self._unique_row(call, unit, calls, self._chain_model(func.value))
+        return None
+
+    def _sql_db_lock(self, call: cst.Call, sql: str, unit: Unit, calls):
+        """Row, table and claim locks written in SQL text."""
+        if _FOR_UPDATE.search(sql) and not _UPDATE.match(sql):
+            lowered = sql.lower()
+            return self._row_lock(call, unit, _table(sql),
+                                  "nowait" in lowered, "skip locked" in lowered)
+        if _LOCK_TABLE.match(sql):
+            return self._row_lock(call, unit, _table(sql), "nowait" in sql.lower(), False)
+        m = _UPDATE.match(sql)
+        if m and " where " in f" {sql.lower()} " and (
+                self._decides(call) or "returning" in sql.lower() or self._rowcount_read(call, calls)):
+            return self._claim(call, unit, calls, m.group(1))
+        return None
+
+    # -- the three kinds
+    def _row_lock(self, call, unit, model, nowait, skip_locked):
+        try_lock = bool(nowait is True or (nowait is not None and nowait is not False and
+                                           self.eval.truthy(nowait))) or \
+            bool(skip_locked is True or (skip_locked is not None and skip_locked is not False
+                                         and self.eval.truthy(skip_locked)))
+        block = self._transaction_block(call)
+        scope = (self.line(call), self.end_line(block) if block is not None else self.unit_end(unit))
+        lock = Lock(kind="db-row-lock", scope="cluster", span=self.span(self._outermost(call)),
+                    key=model, stale_handling="transaction", blocking=not try_lock,
+                    api="select_for_update", try_lock=try_lock, result_checked=True,
+                    release="transaction", scope_lines=scope, function=unit.name)
+        return lock, call, None
+
+    def _claim(self, call, unit, calls, model):
+        expiry = self._expiry(call)
+        release_call = self._reset(call, calls, model)
+        release, release_span, end = self._release_kind(release_call, None, unit)
+        lock = Lock(kind="db-claim", scope="cluster", span=self.span(call), key=model,
+                    ttl_seconds=expiry, stale_handling="age-check" if expiry is not None
+                    else "none", blocking=False, api="conditional update", try_lock=True,
+                    result_checked=True, release=release, release_span=release_span,
+                    scope_lines=(self.line(call), end), function=unit.name)
+        return lock, call, None
+
+    def _unique_row(self, call, unit, calls, model):
+        release_call = next((c for c in calls if self.line(c) > self.line(call) and
+                             isinstance(c.func, cst.Attribute) and c.func.attr.value == "delete"
+                             and self._chain_model(c.func.value) == model), None)
+        release, release_span, end = self._release_kind(release_call, None, unit)
+        lock = Lock(kind="db-claim", scope="cluster", span=self.span(call), key=model,
+                    stale_handling="none", blocking=False, api="unique insert", try_lock=True,
+                    result_checked=True, release=release, release_span=release_span,
+                    scope_lines=(self.line(call), end), function=unit.name)
+        return lock, call, None
+
+    # -- what the spelling says
+    def _steps(self, node) -> list[str]:
+        """The method and attribute names of a call chain, outermost first; a local is
+        followed to the chain it was assigned (``q = M.objects.filter(); q.update()``)."""
+        steps: list[str] = []
+        for _ in range(40):
+            if isinstance(node, cst.Call):
+                node = node.func
+            elif isinstance(node, cst.Attribute):
+                steps.append(node.attr.value)
+                node = node.value
+            elif isinstance(node, cst.Name):
+                bound = self._local_chain(node)
+                if bound is None:
+                    steps.append(node.value)
+                    break
+                node = bound
+            else:
+                break
+        return steps
+
+    def _local_chain(self, name: cst.Name):
+        """What a local name was assigned, once, in the function it is used in."""
+        unit = self.unit_at(name)
+        if not isinstance(unit.node, cst.FunctionDef):
+            return None
+        found = [n.value for n in self._unit_nodes(unit.node) if type(n) is cst.Assign and
+                 len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and
+                 n.targets[0].target.value == name.value]
+        return found[0] if len(found) == 1 else None
+
+    def _is_query(self, node) -> bool:
+        return any(step in _QUERY_STEPS for step in self._steps(node))
+
+    def _chain_model(self, node) -> str:
+        """What a chain locks, in words: the model or table at its root."""
+        steps = self._steps(node)
+        for i, step in enumerate(steps):
+            if step in ("objects", "query") and i + 1 < len(steps):
+                return steps[i + 1]
+        return steps[-1] if steps else "?"
+
+    def _outermost(self, call):
+        """The whole expression a chain step belongs to (``M.objects.select_for_update()
+        .get(pk=1)``)."""
+        node = call
+        while True:
+            parent = self._parent.get(node)
+            if isinstance(parent, (cst.Attribute, cst.Call)) and (
+                    not isinstance(parent, cst.Call) or parent.func is node):
+                node = parent
+                continue
+            return node
+
+    def _decides(self, call) -> bool:
+        """The call's result decides what runs next: tested in an ``if``/``while``, returned,
+        or assigned to a name a test then reads."""
+        for parent in self.parents(call):
+            if isinstance(parent, (cst.If, cst.While)):
+                return _in_test(parent, call)
+            if isinstance(parent, cst.Return):
+                return True
+            if isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+        name = self._assigned_to(call)
+        if name is None:
+            return False
+        unit = self.unit_at(call)
+        return any(type(n) in (cst.If, cst.While) and self.line(n) > self.line(call) and
+                   re.search(rf"\b{re.escape(name)}\b", self.code(n.test))
+                   for n in self._nodes_of(unit))
+
+    def _rowcount_read(self, call, calls) -> bool:
+        """``cursor.execute("UPDATE ...")`` then ``cursor.rowcount`` tested."""
+        if not isinstance(call.func, cst.Attribute):
+            return False
+        receiver = self.code(call.func.value)
+        unit = self.unit_at(call)
+        return any(type(n) in (cst.If, cst.While) and self.line(n) > self.line(call) and
+                   f"{receiver}.rowcount" in self.code(n.test) for n in self._nodes_of(unit))
+
+    def _stopped_by_integrity_error(self, call) -> bool:
+        """Inside a ``try`` whose ``except IntegrityError`` leaves (returns, raises, exits)."""
+        for parent in self.parents(call):
+            if isinstance(parent, cst.Try) and parent.body is not None:
+                for handler in parent.handlers:
+                    if handler.type is not None and "IntegrityError" in self.code(handler.type):
+                        body = list(walk(handler.body))
+                        return any(isinstance(n, (cst.Return, cst.Raise)) or
+                                   self._is_exit_call(n) for n in body)
+                return False
+            if isinstance(parent, cst.FunctionDef):
+                return False
+        return False
+
+    def _transaction_block(self, call):
+        """The ``with transaction.atomic():`` (or ``session.begin()``) around a row lock."""
+        for parent in self.parents(call):
+            if isinstance(parent, cst.With) and any(
+                    re.search(r"atomic|transaction|begin", self.code(item.item))
+                    for item in parent.items):
+                return parent
+            if isinstance(parent, cst.FunctionDef):
+                return None
+        return None
+
+    def _expiry(self, call) -> float | None:
+        """An expiry in a claim's condition: ``locked_at__lt=now() - timedelta(minutes=5)``
+        lets a claim older than that be taken over."""
+        query = call.func.value if isinstance(call.func, cst.Attribute) else None
+        nodes = [query, *walk(query)] if query is not None else []
+        for node in nodes:
+            if not isinstance(node, cst.Call):
+                continue
+            for arg in node.args:
+                if arg.keyword is not None and _EXPIRY_LOOKUP.search(arg.keyword.value) and \
+                        isinstance(arg.value, cst.BinaryOperation):
+                    seconds = self.eval.number(arg.value.right)
+                    if seconds is not None:
+                        return seconds
+        return None
+
+    def _reset(self, call, calls, model):
+        """A later update or delete of the same model: the claim's release."""
+        for c in calls:
+            if c is call or self.line(c) <= self.line(call) or not isinstance(c.func, cst.Attribute):
+                continue
+            if c.func.attr.value in ("update", "delete") and self._is_query(c.func.value) and \
+                    self._chain_model(c.func.value) == model:
+                return c
+        return None
+
+
+def _in_test(statement, call) -> bool:
+    test = statement.test
+    return test is call or any(n is call for n in walk(test))
+
+
+def _table(sql: str) -> str:
+    m = re.search(r"\b(?:from|update|table|lock)\s+\"?(\w+)", sql, re.I)
+    return m.group(1) if m else "?"
