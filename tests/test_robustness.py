@@ -237,3 +237,15 @@ def test_sarif_carries_no_raw_control_characters():
     assert not [c for c in out if ord(c) < 0x20 and c not in "\n "]
     result = _json.loads(out)["runs"][0]["results"][0]
     assert result["message"]["text"].startswith("line one\r\n::error::x")
+
+
+def test_newer_python_syntax_is_code_not_a_syntax_error():
+    """PEP 695 generics parse with libcst's newest grammar whatever Python runs jobsafe;
+    a big module CPython here cannot parse is not called broken for that."""
+    from jobsafe.sources.python.module import parse_module
+
+    generic = "def take[T](fh: T) -> T:\n    return fh\n\ntype Handle = int\n"
+    padding = "".join(f"X_{i} = {i}\n" for i in range(3000))  # over the depth-check size
+    for text in (generic, padding + generic):
+        assert parse_module("m.py", text).error is None
+    assert parse_module("m.py", "def broken(:\n    pass\n").error is not None

@@ -48,7 +48,7 @@ def parse_module(path: str, text: str) -> ModuleFacts:
         facts.error = ParseError(Span(path, 1), problem)
         return facts
     try:
-        module = cst.parse_module(text)
+        module = cst.parse_module(text, config=_GRAMMAR)
     except cst.ParserSyntaxError as exc:
         if _JINJA.search(text):
             return facts  # a template that renders to Python (Jinja, cookiecutter): skip
@@ -92,6 +92,20 @@ _GUARD_BYTES = 20_000
 _MAX_DEPTH = 600
 
 
+def _newest_grammar() -> cst.PartialParserConfig:
+    """libcst's newest Python grammar: code written for a newer Python than the one running
+    jobsafe (``def f[T]()``, ``type X = ...``) is code, not a syntax error."""
+    for version in ("3.14", "3.13", "3.12"):
+        try:
+            return cst.PartialParserConfig(python_version=version)
+        except ValueError:
+            continue
+    return cst.PartialParserConfig()
+
+
+_GRAMMAR = _newest_grammar()
+
+
 def _python_parse(text: str) -> ast.Module:
     """CPython's own parser, without the warnings it prints about the code it reads."""
     with warnings.catch_warnings():
@@ -109,8 +123,10 @@ def _too_complex(text: str) -> str | None:
         return None
     try:
         tree = _python_parse(text)
-    except SyntaxError as exc:
-        return f"Python syntax error: {exc.msg} (line {exc.lineno})"
+    except SyntaxError:
+        # newer syntax than this Python's (PEP 695 generics on 3.11), or a real error:
+        # libcst, with the newest grammar, decides; only the depth is unknown
+        return None if deepest < 100 else "Python module too deeply nested to analyse"
     except (RecursionError, MemoryError, ValueError):
         return "Python module too deeply nested to analyse"
     stack = [(tree, 1)]
