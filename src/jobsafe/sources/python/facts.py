@@ -45,9 +45,9 @@ class Unit:
 class ClassInfo:
     bases: tuple[Value, ...] = ()
     methods: list[str] = field(default_factory=list)
-    #: ``self.x = ...`` in any method and ``x = ...`` in the class body
-    attrs: dict[str, Value] = field(default_factory=dict)
-    attr_units: dict[str, str] = field(default_factory=dict)  # the method that sets it
+    #: ``x = ...`` in the class body, ``self.x = ...`` / ``cls.x = ...`` in its methods:
+    #: every value given, with the unit it is written in ("" for the class body)
+    attrs: dict[str, list[tuple[Value, str]]] = field(default_factory=dict)
 
 
 @dataclass

@@ -405,7 +405,8 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
             for stmt in node.body.body:
                 for target, value in _assignments(stmt):
                     if isinstance(target, cst.Name):
-                        info.attrs.setdefault(target.value, self.sym.value(value, None))
+                        info.attrs.setdefault(target.value, []).append(
+                            (self.sym.value(value, None), ""))
         for unit in units[1:]:
             if not isinstance(unit.node, cst.FunctionDef):
                 continue
@@ -422,12 +423,13 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
                                 self.sym.value(node.value, unit))
                         elif isinstance(target, cst.Attribute) and \
                                 isinstance(target.value, cst.Name) and \
-                                target.value.value == "self":
+                                target.value.value in ("self", "cls") and \
+                                unit.params[:1] == (target.value.value,):
                             cls = self.facts.classes.get(unit.name.split(".")[-2]) \
                                 if "." in unit.name else None
-                            if cls is not None and target.attr.value not in cls.attrs:
-                                cls.attrs[target.attr.value] = self.sym.value(node.value, unit)
-                                cls.attr_units[target.attr.value] = unit.name
+                            if cls is not None:
+                                cls.attrs.setdefault(target.attr.value, []).append(
+                                    (self.sym.value(node.value, unit), unit.name))
                 elif kind is cst.Return and node.value is not None:
                     unit.returns.append(self.sym.value(node.value, unit))
                 elif kind is cst.Call and type(node.func) is cst.Name:

@@ -768,13 +768,24 @@ class Semantics:
                 out += [c for c in self.class_mro(base_rel, base_cls, depth + 1) if c not in out]
         return out
 
-    def class_attr(self, rel: str, cls: str, name: str) -> tuple[Value, Where] | None:
+    def class_attrs(self, rel: str, cls: str, name: str,
+                    env: Env | None = None) -> list[tuple[Value, Where]]:
+        """Every value the class (or its nearest base that has one) gives an attribute,
+        with where it is written; ``env``: the instance's constructor arguments."""
         for crel, ccls in self.class_mro(rel, cls):
             facts = self.facts(crel)
             info = facts.classes[ccls] if facts is not None else None
             if info is not None and name in info.attrs:
-                return info.attrs[name], Where(crel, info.attr_units.get(name, MODULE))
-        return None
+                return [(value, Where(crel, unit or MODULE, env))
+                        for value, unit in info.attrs[name]]
+        return []
+
+    def class_attr(self, rel: str, cls: str, name: str,
+                   env: Env | None = None) -> tuple[Value, Where] | None:
+        """The value of an attribute that tells most: not None, when one is."""
+        found = self.class_attrs(rel, cls, name, env)
+        useful = [f for f in found if f[0] != Const(None)]
+        return (useful or found or [None])[0]
 
     def class_method(self, rel: str, cls: str, name: str) -> tuple[str, str] | None:
         for crel, ccls in self.class_mro(rel, cls):
