@@ -53,6 +53,11 @@ def _arithmetic(op: str, left: Const | None, right: Const | None) -> Const | Non
     a, b = left.value, right.value
     if op == "+" and isinstance(a, str) and isinstance(b, str):
         return Const(a + b)
+    if op == "%" and isinstance(a, str) and isinstance(b, (str, int, float)):
+        try:
+            return Const(a % b)
+        except (TypeError, ValueError):
+            return None
     if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
         return None
     x, y = float(a), float(b)  # type: ignore[arg-type]
@@ -75,6 +80,24 @@ class Where:
     rel: str
     unit: str = MODULE
     env: "Env | None" = None
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A ``functools.partial(func, *args, **keywords)`` call."""
+
+    call: Call
+
+    def applied(self, call: Call) -> Call:
+        """The call a partial makes when called with ``call``'s arguments: the partial's
+        positional arguments first, then the call's, shifted after them."""
+        given = [(k, v) for k, v in self.call.args if k != "#0"]
+        before = sum(1 for k, _ in given if k.startswith("#"))
+        args = [(f"#{int(k[1:]) - 1}" if k.startswith("#") else k, v) for k, v in given]
+        args += [(f"#{int(k[1:]) + before}" if k.startswith("#") else k, v)
+                 for k, v in call.args]
+        return Call(self.call.arg(None, 0), tuple(args), self.call.star or call.star,
+                    call.span)
 
 
 @dataclass(frozen=True)
@@ -208,6 +231,9 @@ class Semantics:
                 return self._named_constant(target[0], target[1], depth)
             return None
         if isinstance(value, Attr):
+            if isinstance(value.base, SelfRef):  # self.ttl: set in the class or __init__
+                found = self.class_attr(where.rel, value.base.cls, value.name, where.env)
+                return self.constant(found[0], found[1], depth + 1) if found else None
             base = self.kind(value.base, where)
             if base == "settings":
                 settings = self.settings_module()
@@ -306,7 +332,7 @@ class Semantics:
         if base.startswith("lib:"):
             dotted = f"{base[len('lib:'):]}.{name}"
             return apis.LIBRARY_OBJECTS.get(dotted, f"lib:{dotted}")
-        if base.startswith("instance:"):
+        if base.startswith(("instance:", "class:")):
             _, rel, cls = base.split(":", 2)
             found = self.class_attr(rel, cls, name)
             if found is not None:
@@ -557,13 +583,18 @@ class Semantics:
                 for inner_site in unit.callsites:
                     inner = Where(rel, name, env)
                     for lock in self._taken(inner_site, inner, depth + 1, home):
-                        if lock.release not in ("none", "process-exit", "unknown"):
+                        if site.use != "decorator" and \
+                                lock.release not in ("none", "process-exit", "unknown"):
                             continue  # let go of before the function returns
+                        # (a decorator's wrapper holds what it takes around the function)
                         release, release_span, end = lock.release, lock.release_span, \
                             site.scope_lines[1]
                         handle = self._passed_name(inner_site.callee, inner, where)
                         if handle in releases:  # an object of the caller's, let go of there
                             release, release_span, end = releases[handle]
+                        elif site.use in ("with", "decorator"):  # __exit__, the wrapper
+                            release, release_span, end = site.release, site.release_span, \
+                                site.scope_lines[1]
                         found.append(replace(
                             lock, span=site.span, scope_lines=(site.scope_lines[0], end),
                             function=where.unit, release=release, release_span=release_span,
@@ -608,27 +639,43 @@ class Semantics:
         """The units whose escaping locks a use site takes, with their arguments bound:
         the function called, the guard class's ``__enter__``/``acquire``, or the wrapper a
         decorator (factory) puts around the decorated function."""
-        callee, env = self._instance_call(site.callee, where)
+        return self._users_of(site.callee, site.use, where)
+
+    def _users_of(self, value: Value, use: str, where: Where,
+                  depth: int = 0) -> list[tuple[str, str, Env | None]]:
+        callee, env = self._instance_call(value, where)
+        if isinstance(callee, Either) and depth < 4:  # with (Guard() if x else nullcontext())
+            return next((found for found in (self._users_of(option, use, where, depth + 1)
+                                             for option in callee.options) if found), [])
         func = self.kind(callee.func if isinstance(callee, Call) else callee, where)
         kind, _, rest = func.partition(":")
         if isinstance(callee, Call) and kind == "function":
             rel, name = rest.split(":", 1)
             unit = self.facts(rel).units[name]
             bound = self.bind(unit, callee, where) + env
-            if site.use == "decorator":
+            if use == "decorator":
                 return self._wrappers(rel, name, bound)
             return [(rel, name, bound)]
-        if site.use == "decorator" and kind == "function":  # @decorator, no factory
+        if use == "decorator" and kind == "function":  # @decorator, no factory
             rel, name = rest.split(":", 1)
             return self._wrappers(rel, name, env)
+        if isinstance(callee, Call) and kind == "method":  # self.helper(...), obj.run(...)
+            receiver, _, method = rest.rpartition(".")
+            if receiver.startswith("instance:"):
+                _, rel, cls = receiver.split(":", 2)
+                found = self.class_method(rel, cls, method)
+                if found is not None:
+                    unit = self.facts(found[0]).units[found[1]]
+                    return [(found[0], found[1], self.bind(unit, callee, where) + env)]
+            return []
         if kind in ("class", "instance"):
             rel, cls = rest.split(":", 1)
             init = self.class_method(rel, cls, "__init__")
             if isinstance(callee, Call) and init is not None:
                 init_unit = self.facts(init[0]).units[init[1]]
                 env = self.bind(init_unit, callee, where) + env
-            methods = ("acquire", "__enter__") if site.use == "acquire" else (
-                "__enter__", "__aenter__")
+            methods = {"acquire": ("acquire", "__enter__"), "call": ("__init__",)}.get(
+                use, ("__enter__", "__aenter__"))
             return [(m[0], m[1], env) for m in
                     (self.class_method(rel, cls, name) for name in methods) if m is not None]
         return []
@@ -732,8 +779,17 @@ class Semantics:
                 bound = facts.bindings.get(value.name) if facts is not None else None
                 found = (bound, Where(where.rel)) if bound is not None else None
             return self.lock_object(found[0], found[1], depth + 1) if found else None
+        if isinstance(value, Attr) and isinstance(value.base, SelfRef):  # self._lock
+            for held, at in self.class_attrs(where.rel, value.base.cls, value.name, where.env):
+                found = self.lock_object(held, at, depth + 1)
+                if found is not None:
+                    return found
+            return None
         if not isinstance(value, Call):
             return None
+        partial = self.partial(value.func, where)
+        if partial is not None:  # functools.partial(redis_lock.Lock, conn)(name, expire=…)
+            value = partial.applied(value)
         func = self.kind(value.func, where)
         if func.startswith("lib:") and func[4:] in apis.LOCK_CONSTRUCTORS:
             return func[4:], apis.LOCK_CONSTRUCTORS[func[4:]], value, where
@@ -752,6 +808,37 @@ class Semantics:
                 if found is not None:
                     return found
         return None
+
+    def partial(self, value: Value, where: Where, depth: int = 0) -> "Partial | None":
+        """The ``functools.partial`` a callable value is, followed through names, class
+        attributes and the project functions that return it."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(value, Call):
+            if self.kind(value.func, where) == "lib:functools.partial" and value.arg(None, 0):
+                return Partial(value)
+            func = self.kind(value.func, where)
+            if func.startswith("function:"):
+                rel, name = func[len("function:"):].split(":", 1)
+                unit = self.facts(rel).units[name]
+                inner = Where(rel, name, self.bind(unit, value, where))
+                return next((p for p in (self.partial(r, inner, depth + 1)
+                                         for r in unit.returns) if p is not None), None)
+            return None
+        found: list[tuple[Value, Where]] = []
+        if isinstance(value, Local):
+            found = [f for f in [self.local(value, where)] if f is not None]
+        elif isinstance(value, Global):
+            facts = self.facts(where.rel)
+            bound = facts.bindings.get(value.name) if facts is not None else None
+            found = [(bound, Where(where.rel))] if bound is not None else []
+        elif isinstance(value, Attr):
+            kind = self.kind(value.base, where)
+            if kind.startswith(("class:", "instance:")):
+                _, rel, cls = kind.split(":", 2)
+                found = self.class_attrs(rel, cls, value.name, where.env)
+        return next((p for p in (self.partial(v, w, depth + 1) for v, w in found)
+                     if p is not None), None)
 
     # -- classes
     def class_mro(self, rel: str, cls: str, depth: int = 0) -> list[tuple[str, str]]:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ...model import Lock
-from .symbols import UNKNOWN, Call, CallSite, Global, Imported, Local, LockSymbols, Param
+from .symbols import (UNKNOWN, Call, CallSite, Global, Imported, Local, LockSymbols, Param,
+                      SelfRef)
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -131,5 +132,5 @@ def _project_candidate(func) -> bool:
     method of one of those."""
     while hasattr(func, "base"):
         func = func.base
-    return isinstance(func, (Global, Imported, Local, Param)) and not (
+    return isinstance(func, (Global, Imported, Local, Param, SelfRef)) and not (
         isinstance(func, Imported) and func.dotted.startswith("builtins."))
