@@ -265,6 +265,10 @@ class Semantics:
             func = self.kind(value.func, where)
             if func in ("lib:datetime.timedelta", "lib:timedelta"):
                 return self._timedelta(value, where, depth)
+            if func == "lib:builtins.str":  # a part of an f-string
+                inner = self.constant(value.arg(None, 0), where, depth + 1)
+                return Const(str(inner.value)) if inner is not None and \
+                    isinstance(inner.value, (str, int, float)) else None
             if isinstance(value.func, Attr) and value.func.name == "total_seconds":
                 return self.constant(value.func.base, where, depth + 1)
         return None

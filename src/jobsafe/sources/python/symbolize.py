@@ -7,8 +7,8 @@ import builtins
 import libcst as cst
 
 from .facts import MODULE, Unit
-from .symbols import (UNKNOWN, Attr, BinOp, Call, Const, Global, Imported, Item, Local, Param,
-                      SelfRef, Value)
+from .symbols import (UNKNOWN, Attr, BinOp, Call, Const, Either, Global, Imported, Item, Local,
+                      Param, SelfRef, Value)
 from .syntax import walk_unit
 
 _BUILTINS = frozenset(dir(builtins))
@@ -148,7 +148,31 @@ class Symbolizer:
         if kind is cst.UnaryOperation:
             literal = self.constant(node)
             return Const(literal) if literal is not None else UNKNOWN
+        if kind is cst.IfExp:  # Guard(...) if enabled else nullcontext()
+            return Either((self.value(node.body, unit), self.value(node.orelse, unit)))
+        if kind is cst.BooleanOperation and isinstance(node.operator, cst.Or):  # given or default
+            return Either((self.value(node.left, unit), self.value(node.right, unit)))
+        if kind is cst.FormattedString:
+            return self._formatted(node, unit)
         return UNKNOWN
+
+    def _formatted(self, node: cst.FormattedString, unit: Unit | None) -> Value:
+        """An f-string as the concatenation of its parts, each expression as ``str(x)``."""
+        parts: list[Value] = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                parts.append(Const(part.value))
+            elif part.conversion is None and part.format_spec is None:
+                parts.append(Call(Imported("builtins.str"),
+                                  (("#0", self.value(part.expression, unit)),)))
+            else:
+                return UNKNOWN
+        if not parts:
+            return Const("")
+        joined = parts[0]
+        for part in parts[1:]:
+            joined = BinOp("+", joined, part)
+        return joined
 
     def name(self, name: str, unit: Unit | None) -> Value:
         if name in ("None", "True", "False"):
