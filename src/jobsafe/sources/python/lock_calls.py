@@ -3,6 +3,7 @@ SQL advisory locks and hand-made lock files, with how each is released."""
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -10,7 +11,7 @@ import libcst as cst
 
 from ...model import CodeFact, Lock
 from . import apis
-from .symbols import LockSymbols, Value
+from .symbols import PATH_HELPER, Call, LockSymbols, Param, Value, project_candidate
 from .syntax import contains, walk, walk_unit
 from .values import argument, passes_kwargs
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 #: a TTL that is set but not to a value known statically (a parameter, a setting)
 UNKNOWN_TTL = -1.0
+PATH_CREATORS = frozenset({"builtins.open", "io.open", "os.open", "os.mkdir"})
 _LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
 
 
@@ -467,15 +469,25 @@ class LockCalls:
             path = self._existence_checked(call)
             if path and self._check_stops(call, path):
                 checks.setdefault(path, call)
+        for call in calls:
+            if self.qualified(call.func) & PATH_CREATORS and call.args:
+                value = self.sym.value(call, self.unit_at(call))
+                if isinstance(value, Call) and isinstance(value.arg(None, 0), Param):
+                    unit.path_calls.append(value)
         stale = self._stale_handling()
         found = []
         seen = set()
-        for call in calls:
-            created = self._creation(call)
+        creations = [(call, self._creation(call)) for call in calls]
+        created_paths = {c[0] for _, c in creations if c is not None}
+        for call, created in creations:
+            helper = created is None and self._helper_creation(call, checks, calls,
+                                                                created_paths)
+            if helper:
+                created = helper
             if created is None:
                 continue
             path, atomic = created
-            if path in seen:
+            if path in seen and not helper:
                 continue
             check = checks.get(path)
             check_before = check is not None and self.line(check) <= self.line(call)
@@ -498,8 +510,30 @@ class LockCalls:
                         atomic=atomic, api=self.code(call.func), try_lock=True,
                         result_checked=True, release=release, release_span=release_span,
                         scope_lines=(self.line(call), end), function=unit.name)
+            if helper:  # semantics confirms the helper creates the path (or drops the lock)
+                self._symbols(unit, lock, call, PATH_HELPER)
             found.append((lock, call, path))
         return found
+
+    def _helper_creation(self, call: cst.Call, checks, calls,
+                         created_paths) -> tuple[str, bool] | None:
+        """A project call given a path that is tested before it or removed after it, and
+        created nowhere else here: the helper may create it (``semantics`` decides)."""
+        if any(name.split(".", 1)[0] in sys.stdlib_module_names
+               for name in self.qualified(call.func)):
+            return None  # os.path.exists(p), os.remove(p), print(p) ...
+        value = self.sym.value(call, self.unit_at(call))
+        if not isinstance(value, Call) or not project_candidate(value.func):
+            return None
+        for arg in call.args:
+            path = self._path_text(arg.value)
+            if path is None or path in created_paths:
+                continue
+            check = checks.get(path)
+            if (check is not None and self.line(check) <= self.line(call)) or \
+                    self._removal(path, call, calls) is not None:
+                return path, False
+        return None
 
     def _existence_checked(self, call: cst.Call) -> str | None:
         names = self.qualified(call.func)

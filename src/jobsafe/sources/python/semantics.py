@@ -14,8 +14,8 @@ from ...model import CodeFact, Lock
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .hazards_model import Retries, derive
-from .symbols import (Attr, BinOp, Call, CallSite, Const, Either, Global, Imported, Item, Local,
-                      LockSymbols, Mapping, Param, SelfRef, Value)
+from .symbols import (PATH_HELPER, Attr, BinOp, Call, CallSite, Const, Either, Global, Imported,
+                      Item, Local, LockSymbols, Mapping, Param, SelfRef, Value)
 
 if TYPE_CHECKING:
     from .index import PythonIndex
@@ -437,7 +437,50 @@ class Semantics:
         of other modules, settings, a helper's arguments), its receiver confirmed."""
         if symbols is None:
             return lock
+        if symbols.api == PATH_HELPER:
+            return self._made_by_helper(lock, symbols, where)
         return self.confirm(self.refine(lock, symbols, where), symbols, where)
+
+    def _made_by_helper(self, lock: Lock, symbols: LockSymbols, where: Where) -> Lock | None:
+        """A lock file whose creation is a project helper's (``make_lock(PATH)``): kept,
+        atomic as the helper creates it, when the helper creates the path it is given."""
+        call = symbols.call
+        at = Where(where.rel, symbols.owner or where.unit, where.env)
+        func = self.kind(call.func, at) if call is not None else UNKNOWN_KIND
+        if call is None or not func.startswith("function:"):
+            return None
+        rel, name = func[len("function:"):].split(":", 1)
+        unit = self.facts(rel).units[name]
+        inner = Where(rel, name, self.bind(unit, call, at))
+        given = [v for _, v in call.args]
+        for made in unit.path_calls:
+            atomic = self.creates(made, inner)
+            path = made.arg(None, 0) if isinstance(made, Call) else None
+            passed = self.argument(path, inner) if isinstance(path, Param) else None
+            if atomic is None or passed is None:
+                continue
+            if self.string(path, inner) == lock.path or passed[0] in given:
+                return replace(lock, atomic=atomic, api=f"{name}()",
+                               existence_test=None if atomic else lock.existence_test)
+        return None
+
+    def creates(self, call: Value, where: Where) -> bool | None:
+        """Whether a call creates the file or directory at its first argument: None when
+        it does not, else whether it fails when the path exists (``O_EXCL``, mode ``x``)."""
+        if not isinstance(call, Call):
+            return None
+        func = self.kind(call.func, where)
+        if func in ("lib:builtins.open", "lib:io.open"):
+            mode = self.string(call.arg("mode", 1), where) or "r"
+            return True if "x" in mode else False if "w" in mode or "a" in mode else None
+        if func == "lib:os.open":
+            flags = call.arg("flags", 1)
+            names = self.flag_names(flags, where) if flags is not None else set()
+            return "os.O_EXCL" in names if "os.O_CREAT" in names else None
+        if func == "lib:os.mkdir":
+            exist_ok = self.constant(call.arg("exist_ok", None), where)
+            return not (exist_ok is not None and bool(exist_ok.value))
+        return None
 
     def refine(self, lock: Lock, symbols: LockSymbols, where: Where) -> Lock:
         """The fields a lock's call gives, read with the tree: where the module alone saw a

@@ -158,6 +158,10 @@ class CallSite:
     silenced: bool = False
 
 
+#: the API of a lock file a project helper may create (``LockSymbols.api``)
+PATH_HELPER = "path-helper"
+
+
 @dataclass
 class LockSymbols:
     """What a lock found in a unit depends on, beyond its literal arguments: ``semantics``
@@ -182,3 +186,13 @@ class LockSymbols:
     #: the lock outlives this unit (returned, yielded by a context manager, entered in
     #: ``__enter__``, held by a wrapper): the caller's use of the unit is the acquisition
     escapes: bool = False
+
+
+def project_candidate(func: Value) -> bool:
+    """A call that may reach the project's code (a library's own functions are judged by
+    their recognisers): a name of this module, an import, a local or parameter, or a
+    method of one of those."""
+    while isinstance(func, (Attr, Item)):
+        func = func.base
+    return isinstance(func, (Global, Imported, Local, Param, SelfRef)) and not (
+        isinstance(func, Imported) and func.dotted.startswith("builtins."))

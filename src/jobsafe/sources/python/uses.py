@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ...model import Lock
-from .symbols import (UNKNOWN, Call, CallSite, Global, Imported, Local, LockSymbols, Param,
-                      SelfRef)
+from .symbols import UNKNOWN, Call, CallSite, LockSymbols, project_candidate
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -100,7 +99,7 @@ class UseSites:
                            (self.line(call), end), release, release_span, handle)
                 continue
             value = self.sym.value(call, unit)
-            if isinstance(value, Call) and _project_candidate(value.func):
+            if isinstance(value, Call) and project_candidate(value.func):
                 releases = []
                 for arg in call.args:  # objects passed in and let go of here later
                     if isinstance(arg.value, cst.Name):
@@ -124,13 +123,3 @@ class UseSites:
             call=call if isinstance(call, Call) else None, handle_releases=handle_releases,
             result_used=not called or self._result_checked(node),
             silenced=called and self._silently_caught(node)))
-
-
-def _project_candidate(func) -> bool:
-    """A call that may reach the project's code (a library's own functions are judged by
-    their recognisers): a name of this module, an import, a local or parameter, or a
-    method of one of those."""
-    while hasattr(func, "base"):
-        func = func.base
-    return isinstance(func, (Global, Imported, Local, Param, SelfRef)) and not (
-        isinstance(func, Imported) and func.dotted.startswith("builtins."))
