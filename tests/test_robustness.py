@@ -249,3 +249,25 @@ def test_newer_python_syntax_is_code_not_a_syntax_error():
     for text in (generic, padding + generic):
         assert parse_module("m.py", text).error is None
     assert parse_module("m.py", "def broken(:\n    pass\n").error is not None
+
+
+def test_extensionless_python_script_reaching_a_lock_class(write_tree):
+    """A timer's script without ``.py`` whose lock comes through a class of another module
+    (the index learns of the script only when the unit runs it)."""
+    root = write_tree({
+        "util/gc.timer": "[Timer]\nOnCalendar=hourly\n",
+        "util/gc.service": "[Service]\nType=oneshot\nTimeoutStartSec=1h\nExecStart=/usr/sbin/gc\n",
+        "util/gc": "#!/usr/bin/python3\nfrom app.locking import Guard\n\n"
+                   "def main():\n    with Guard('/var/lock/gc.lock'):\n        print('gc')\n\n"
+                   "if __name__ == '__main__':\n    main()\n",
+        "app/__init__.py": "",
+        "app/locking.py": "import fcntl\n\nclass Guard:\n"
+                          "    def __init__(self, path):\n        self.path = path\n\n"
+                          "    def __enter__(self):\n        self.fh = open(self.path, 'w')\n"
+                          "        fcntl.flock(self.fh, fcntl.LOCK_EX)\n        return self\n\n"
+                          "    def __exit__(self, *exc):\n        self.fh.close()\n",
+    })
+    analysis = run_analysis(root)
+    assert not analysis.project.internal_errors
+    job = next(j for j in analysis.project.jobs if j.id.startswith("systemd"))
+    assert [(lock.kind, lock.path) for lock in job.all_locks] == [("flock", "/var/lock/gc.lock")]

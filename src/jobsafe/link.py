@@ -189,8 +189,7 @@ class Tree:
             return Entry(f.display, resolved.kind, resolved.function, files=(f.display,))
         if f.rel.endswith((".py", ".pyw")) or _PYTHON.match(_shebang(text)):
             self.texts.setdefault(f.display, ("python", text))
-            if f.rel not in self.python.files:
-                self.python.files[f.rel] = f
+            self.python.add(f.rel, f)
             code = entry_code(self.python, f.rel, resolved.kind, resolved.function)
             return Entry(f.display, resolved.kind, resolved.function, code.locks,
                          mentions_lock=not code.parsed and bool(_PY_LOCK_TOKENS.search(text)),

@@ -134,6 +134,12 @@ class PythonIndex:
                                 self.semantics._users(site, Where(rel, unit.name)))
         return used
 
+    def add(self, rel: str, f) -> None:
+        """A Python file found by what runs it (a script without ``.py``)."""
+        if rel not in self.files:
+            self.files[rel] = f
+            self._rel_by_display[f.display] = rel
+
     def rel_of(self, facts: ModuleFacts) -> str:
         """The tree-relative path of a parsed module (its facts know the display path)."""
         return self._rel_by_display[facts.path]
