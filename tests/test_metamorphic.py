@@ -16,7 +16,7 @@ CASES = python_cases(FIXTURES, FIXTURE_CASES)
 KNOWN_FAILING = {
     'decorator-factory': {'deployments'},
     'django-settings': {'deployments', 'pooler', 'python_jobs'},
-    'guard-class': {'deployments', 'python_jobs'},
+    'guard-class': {'python_jobs'},
     'helper-in-module': {'pooled', 'pooler', 'python_jobs', 'schedulers'},
     'helper-in-same-module': {'pooled', 'pooler', 'python_jobs', 'schedulers'},
 }

@@ -37,8 +37,9 @@ class Unit:
     callsites: list[CallSite] = field(default_factory=list)
     #: lock span -> what the lock depends on beyond literals
     lock_symbols: dict[Span, LockSymbols] = field(default_factory=dict)
-    #: ``open``/``os.open``/``os.mkdir`` of a path its caller passes: a lock file a caller
-    #: tests and removes may be created here
+    #: ``open``/``os.open``/``os.mkdir`` of a path its caller passes, and the project
+    #: calls it passes its parameters to: a lock file a caller tests and removes may be
+    #: created here
     path_calls: list[Value] = field(default_factory=list)
     #: how the unit retries (for a lock taken at one of its call sites too)
     retries: Retries = field(default_factory=lambda: Retries())

@@ -16,7 +16,7 @@ from ...model import CodeFact, Lock, ParseError, Progress
 from ...suppress import may_hold_suppressions
 from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
-from .semantics import Semantics, Where
+from .semantics import HELD_ON_RETURN, Semantics, Where
 
 if TYPE_CHECKING:
     from ...cache import FileCache, StatIndex
@@ -110,9 +110,14 @@ class PythonIndex:
         facts = [f if f.lock is None else replace(f, lock=locks[f.lock.span])
                  for f in unit.facts if f.lock is None or f.lock.span in locks]
         spawn = self.module(rel)
+        abstraction = (rel, unit.name) in self.abstractions
         for site in unit.callsites:
             taken, hazards = self.semantics.at_use(site, where, unit.retries,
                                                    bool(spawn and spawn.spawn_context))
+            if abstraction:  # what it still holds on return is taken at its uses
+                kept = [lock for lock in taken if lock.release not in HELD_ON_RETURN]
+                hazards = [f for f in hazards if f.lock is None or f.lock in kept]
+                taken = kept
             for lock in taken:
                 locks.setdefault(lock.span, lock)
             facts += hazards
@@ -130,8 +135,11 @@ class PythonIndex:
                 continue
             for unit in facts.units.values():
                 for site in unit.callsites:
-                    used.update((r, name) for r, name, _ in
-                                self.semantics._users(site, Where(rel, unit.name)))
+                    # a manager handed back (return lease(...)) is entered by the caller
+                    use = "with" if site.use == "call" and site.call in unit.returns \
+                        else site.use
+                    used.update((r, name) for r, name, _ in self.semantics.users_of(
+                        site.callee, use, Where(rel, unit.name)))
         return used
 
     def add(self, rel: str, f) -> None:

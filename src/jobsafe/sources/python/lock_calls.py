@@ -469,10 +469,14 @@ class LockCalls:
             path = self._existence_checked(call)
             if path and self._check_stops(call, path):
                 checks.setdefault(path, call)
-        for call in calls:
-            if self.qualified(call.func) & PATH_CREATORS and call.args:
+        for call in calls:  # what callers need: the paths given to it it may create
+            creator = bool(self.qualified(call.func) & PATH_CREATORS)
+            if creator or not _stdlib(self.qualified(call.func)):
                 value = self.sym.value(call, self.unit_at(call))
-                if isinstance(value, Call) and isinstance(value.arg(None, 0), Param):
+                if isinstance(value, Call) and (
+                        isinstance(value.arg(None, 0), Param) if creator else
+                        project_candidate(value.func) and
+                        any(isinstance(v, Param) for _, v in value.args)):
                     unit.path_calls.append(value)
         stale = self._stale_handling()
         found = []
@@ -519,8 +523,7 @@ class LockCalls:
                          created_paths) -> tuple[str, bool] | None:
         """A project call given a path that is tested before it or removed after it, and
         created nowhere else here: the helper may create it (``semantics`` decides)."""
-        if any(name.split(".", 1)[0] in sys.stdlib_module_names
-               for name in self.qualified(call.func)):
+        if _stdlib(self.qualified(call.func)):
             return None  # os.path.exists(p), os.remove(p), print(p) ...
         value = self.sym.value(call, self.unit_at(call))
         if not isinstance(value, Call) or not project_candidate(value.func):
@@ -762,6 +765,11 @@ def _float(text: str) -> float | None:
         return float(text.strip())
     except ValueError:
         return None
+
+
+def _stdlib(names: set[str]) -> bool:
+    """A call of the standard library (``os.remove``, ``print``), by its dotted names."""
+    return any(name.split(".", 1)[0] in sys.stdlib_module_names for name in names)
 
 
 def _writes_pid(statement_code: str) -> bool:

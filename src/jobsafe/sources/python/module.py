@@ -421,6 +421,13 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
                         if isinstance(target, cst.Name):
                             assigned.setdefault(target.value, []).append(
                                 self.sym.value(node.value, unit))
+                        elif isinstance(target, (cst.Tuple, cst.List)) and \
+                                isinstance(node.value, (cst.Tuple, cst.List)) and \
+                                len(target.elements) == len(node.value.elements):
+                            for t, v in zip(target.elements, node.value.elements):  # a, b = x, y
+                                if isinstance(t.value, cst.Name):
+                                    assigned.setdefault(t.value.value, []).append(
+                                        self.sym.value(v.value, unit))
                         elif isinstance(target, cst.Attribute) and \
                                 isinstance(target.value, cst.Name) and \
                                 target.value.value in ("self", "cls") and \

@@ -8,6 +8,7 @@ Every answer is memoised; recursion is bounded, so cycles in the project's code 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ...model import CodeFact, Lock
@@ -21,11 +22,22 @@ if TYPE_CHECKING:
     from .index import PythonIndex
 
 UNKNOWN_KIND = "unknown"
+#: how a lock a function takes is let go of when it is still held as the function returns
+HELD_ON_RETURN = ("none", "process-exit", "unknown")
 #: a time-to-live that is set, to a value not known statically (``lock_calls.UNKNOWN_TTL``)
 UNKNOWN_TTL = -1.0
 _MAX_DEPTH = 24
 _SECONDS = {"weeks": 604800, "days": 86400, "hours": 3600, "minutes": 60, "seconds": 1,
             "milliseconds": 0.001, "microseconds": 0.000001}
+def _text(value) -> str:
+    """``str(x)`` as Python writes it (literals are read as floats: 42.0 is written 42)."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+_CONVERSIONS = {"builtins.int": int, "builtins.float": float, "builtins.str": _text}
+#: settings read from the environment, with a default: (default keyword, position)
+_CONFIGURED = {"decouple.config": ("default", 1), "os.getenv": ("default", 1),
+               "os.environ.get": ("default", 1), "environ.get": ("default", 1)}
 _TIMEDELTA_POSITIONAL = ("days", "seconds", "microseconds", "milliseconds", "minutes", "hours",
                          "weeks")
 
@@ -37,6 +49,22 @@ def _locals_in(value: Value) -> list[str]:
     if isinstance(value, Call):
         return [n for _, arg in value.args for n in _locals_in(arg)] + _locals_in(value.func)
     return []
+
+
+def _without(value: Value, param: Param) -> Value | None:
+    """What a parameter is rebound to, without itself (``x = x or DEFAULT``: DEFAULT)."""
+    if isinstance(value, Either):
+        options = tuple(o for o in value.options if _without(o, param) is not None)
+        return Either(options) if options else None
+    if isinstance(value, Param) and value.name == param.name:
+        return None
+    return value
+
+
+def _reports(unit: Unit) -> bool:
+    """Whether a function may tell its caller it failed through what it returns (else a
+    try-lock it checks itself, raising when it is busy, needs no check by the caller)."""
+    return any(not (isinstance(r, Const) and r.value) for r in unit.returns)
 
 
 def _checked(lock: Lock, site: CallSite) -> bool:
@@ -219,7 +247,13 @@ class Semantics:
             return value
         if isinstance(value, Param):
             found = self.argument(value, where)
-            return self.constant(found[0], found[1], depth + 1) if found else None
+            given = self.constant(found[0], found[1], depth + 1) if found else None
+            if given is None or given.value is None:  # 'if ttl is None: ttl = DEFAULT'
+                rebound = self.local(Local(value.name, value.owner), where)
+                fallback = self.constant(_without(rebound[0], value), rebound[1], depth + 1) \
+                    if rebound else None
+                return fallback if fallback is not None else given
+            return given
         if isinstance(value, Local):
             found = self.local(value, where)
             return self.constant(found[0], found[1], depth + 1) if found else None
@@ -229,6 +263,10 @@ class Semantics:
             target = self.resolve_dotted(where.rel, value.dotted)
             if target is not None and target[1] and "." not in target[1]:
                 return self._named_constant(target[0], target[1], depth)
+            base, _, name = value.dotted.rpartition(".")
+            if target is None and base and self._imported(base, where, depth) == "settings":
+                settings = self.settings_module(name)  # django.conf.settings.X
+                return self._named_constant(settings, name, depth) if settings else None
             return None
         if isinstance(value, Attr):
             if isinstance(value.base, SelfRef):  # self.ttl: set in the class or __init__
@@ -236,7 +274,7 @@ class Semantics:
                 return self.constant(found[0], found[1], depth + 1) if found else None
             base = self.kind(value.base, where)
             if base == "settings":
-                settings = self.settings_module()
+                settings = self.settings_module(value.name)
                 return self._named_constant(settings, value.name, depth) if settings else None
             if base.startswith("module:"):
                 return self._named_constant(base[len("module:"):], value.name, depth)
@@ -263,15 +301,41 @@ class Semantics:
                     if value.arg(None, 1) is not None else Const(None)
         if isinstance(value, Call):
             func = self.kind(value.func, where)
+            if func.startswith("function:"):  # what the project function returns
+                return self._returned_constant(func, value, where, depth)
+            if func[len("lib:"):] in _CONVERSIONS:  # float(x), int(os.getenv(...))
+                inner = self.constant(value.arg(None, 0), where, depth + 1)
+                try:
+                    return Const(_CONVERSIONS[func[len("lib:"):]](inner.value)) \
+                        if inner is not None and inner.value is not None else None
+                except (TypeError, ValueError):
+                    return None
+            if func[len("lib:"):] in _CONFIGURED:  # the default of an environment setting
+                keyword, position = _CONFIGURED[func[len("lib:"):]]
+                default = self.constant(value.arg(keyword, position), where, depth + 1)
+                cast = value.arg("cast", None)
+                if default is None or cast is None:
+                    return default
+                kind = self.kind(cast, where)[len("lib:"):]
+                return self.constant(Call(cast, (("#0", default),)), where, depth + 1) \
+                    if kind in _CONVERSIONS else None
             if func in ("lib:datetime.timedelta", "lib:timedelta"):
                 return self._timedelta(value, where, depth)
-            if func == "lib:builtins.str":  # a part of an f-string
-                inner = self.constant(value.arg(None, 0), where, depth + 1)
-                return Const(str(inner.value)) if inner is not None and \
-                    isinstance(inner.value, (str, int, float)) else None
             if isinstance(value.func, Attr) and value.func.name == "total_seconds":
                 return self.constant(value.func.base, where, depth + 1)
         return None
+
+    def _returned_constant(self, func: str, call: Call, where: Where,
+                           depth: int) -> Const | None:
+        """The value a project function returns for these arguments, when every return
+        that is known agrees (``_validated_ttl(ttl)``)."""
+        rel, name = func[len("function:"):].split(":", 1)
+        unit = self.facts(rel).units[name]
+        if not unit.returns or unit.is_generator:
+            return None
+        inner = Where(rel, name, self.bind(unit, call, where))
+        known = {self.constant(r, inner, depth + 1) for r in unit.returns}
+        return known.pop() if len(known) == 1 else None
 
     def _named_constant(self, rel: str, name: str, depth: int) -> Const | None:
         facts = self.facts(rel)
@@ -346,7 +410,7 @@ class Semantics:
                 return f"method:{base}.{name}"
             return UNKNOWN_KIND
         if base == "settings":
-            settings = self.settings_module()
+            settings = self.settings_module(name)
             return self._global(settings, name, depth + 1) if settings else UNKNOWN_KIND
         if base in apis.OBJECT_KINDS:
             return f"method:{base}.{name}"
@@ -445,23 +509,43 @@ class Semantics:
         """A lock file whose creation is a project helper's (``make_lock(PATH)``): kept,
         atomic as the helper creates it, when the helper creates the path it is given."""
         call = symbols.call
+        if not isinstance(call, Call):
+            return None
         at = Where(where.rel, symbols.owner or where.unit, where.env)
-        func = self.kind(call.func, at) if call is not None else UNKNOWN_KIND
-        if call is None or not func.startswith("function:"):
+        atomic = self._creates_argument(call, at, lock.path)
+        if atomic is None:
+            return None
+        func = self.kind(call.func, at)
+        return replace(lock, atomic=atomic, api=f"{func.rsplit(':', 1)[-1]}()",
+                       existence_test=None if atomic else lock.existence_test)
+
+    def _creates_argument(self, call: Call, at: Where, path: str | None,
+                          depth: int = 0) -> bool | None:
+        """Whether a project function creates a path it is given (None: it does not; else
+        whether it fails when the path exists), through the helpers it calls in turn."""
+        func = self.kind(call.func, at)
+        if not func.startswith("function:") or depth > 4:
             return None
         rel, name = func[len("function:"):].split(":", 1)
         unit = self.facts(rel).units[name]
         inner = Where(rel, name, self.bind(unit, call, at))
         given = [v for _, v in call.args]
         for made in unit.path_calls:
-            atomic = self.creates(made, inner)
-            path = made.arg(None, 0) if isinstance(made, Call) else None
-            passed = self.argument(path, inner) if isinstance(path, Param) else None
-            if atomic is None or passed is None:
+            if not isinstance(made, Call):
                 continue
-            if self.string(path, inner) == lock.path or passed[0] in given:
-                return replace(lock, atomic=atomic, api=f"{name}()",
-                               existence_test=None if atomic else lock.existence_test)
+            atomic = self.creates(made, inner)
+            target = made.arg(None, 0)
+            if atomic is not None and isinstance(target, Param):
+                passed = self.argument(target, inner)
+                if passed is not None and (passed[0] in given or
+                                           self.string(target, inner) == path):
+                    return atomic
+            elif atomic is None and any(isinstance(v, Param) and (self.argument(v, inner) or
+                                                                  (None,))[0] in given
+                                        for _, v in made.args):
+                deeper = self._creates_argument(made, inner, path, depth + 1)
+                if deeper is not None:
+                    return deeper
         return None
 
     def creates(self, call: Value, where: Where) -> bool | None:
@@ -615,10 +699,12 @@ class Semantics:
                 if held_here else (lock.release, lock.release_span, site.scope_lines)
             if lock.kind in ("redis-key", "cache-key") and not held_here:
                 release, release_span, scope = self._deleted(lock, site, where)
+            owner = self.unit(inner)
             found.append(replace(
                 lock, span=site.span, scope_lines=scope, function=where.unit, ttl_span=None,
                 release=release, release_span=release_span,
-                result_checked=_checked(lock, site) if lock.try_lock else lock.result_checked))
+                result_checked=_checked(lock, site) if lock.try_lock and
+                (owner is None or _reports(owner)) else lock.result_checked))
         obj = self._acquired_object(site, where, home)
         if obj is not None:
             found.append(obj)
@@ -629,9 +715,11 @@ class Semantics:
                 unit = self.facts(rel).units[name]
                 for inner_site in unit.callsites:
                     inner = Where(rel, name, env)
+                    if site.use in ("with", "acquire") and inner_site.use == "call" and \
+                            inner_site.call in unit.returns:  # return manager(...): entered here
+                        inner_site = replace(inner_site, use="with")
                     for lock in self._taken(inner_site, inner, depth + 1, home):
-                        if site.use != "decorator" and \
-                                lock.release not in ("none", "process-exit", "unknown"):
+                        if site.use != "decorator" and lock.release not in HELD_ON_RETURN:
                             continue  # let go of before the function returns
                         # (a decorator's wrapper holds what it takes around the function)
                         release, release_span, end = lock.release, lock.release_span, \
@@ -646,7 +734,7 @@ class Semantics:
                             lock, span=site.span, scope_lines=(site.scope_lines[0], end),
                             function=where.unit, release=release, release_span=release_span,
                             result_checked=_checked(lock, site)
-                            if lock.try_lock else lock.result_checked))
+                            if lock.try_lock and _reports(unit) else lock.result_checked))
         return found
 
     def _passed_name(self, value: Value, inner: Where, caller: Where) -> str | None:
@@ -686,20 +774,23 @@ class Semantics:
         """The units whose escaping locks a use site takes, with their arguments bound:
         the function called, the guard class's ``__enter__``/``acquire``, or the wrapper a
         decorator (factory) puts around the decorated function."""
-        return self._users_of(site.callee, site.use, where)
+        return self.users_of(site.callee, site.use, where)
 
-    def _users_of(self, value: Value, use: str, where: Where,
+    def users_of(self, value: Value, use: str, where: Where,
                   depth: int = 0) -> list[tuple[str, str, Env | None]]:
-        callee, env = self._instance_call(value, where)
+        callee, at = self._instance_call(value, where)
+        env = at.env
         if isinstance(callee, Either) and depth < 4:  # with (Guard() if x else nullcontext())
-            return next((found for found in (self._users_of(option, use, where, depth + 1)
+            return next((found for found in (self.users_of(option, use, at, depth + 1)
                                              for option in callee.options) if found), [])
-        func = self.kind(callee.func if isinstance(callee, Call) else callee, where)
+        func = self.kind(callee.func if isinstance(callee, Call) else callee, at)
         kind, _, rest = func.partition(":")
         if isinstance(callee, Call) and kind == "function":
             rel, name = rest.split(":", 1)
             unit = self.facts(rel).units[name]
-            bound = self.bind(unit, callee, where) + env
+            if use == "call" and unit.is_contextmanager:
+                return []  # calling a context manager function only makes the manager
+            bound = self.bind(unit, callee, at) + env
             if use == "decorator":
                 return self._wrappers(rel, name, bound)
             return [(rel, name, bound)]
@@ -713,21 +804,21 @@ class Semantics:
                 found = self.class_method(rel, cls, method)
                 if found is not None:
                     unit = self.facts(found[0]).units[found[1]]
-                    return [(found[0], found[1], self.bind(unit, callee, where) + env)]
+                    return [(found[0], found[1], self.bind(unit, callee, at) + env)]
             return []
         if kind in ("class", "instance"):
             rel, cls = rest.split(":", 1)
             init = self.class_method(rel, cls, "__init__")
             if isinstance(callee, Call) and init is not None:
                 init_unit = self.facts(init[0]).units[init[1]]
-                env = self.bind(init_unit, callee, where) + env
+                env = self.bind(init_unit, callee, at) + env
             methods = {"acquire": ("acquire", "__enter__"), "call": ("__init__",)}.get(
                 use, ("__enter__", "__aenter__"))
             return [(m[0], m[1], env) for m in
                     (self.class_method(rel, cls, name) for name in methods) if m is not None]
         return []
 
-    def _instance_call(self, value: Value, where: Where) -> tuple[Value, Env | None]:
+    def _instance_call(self, value: Value, where: Where) -> tuple[Value, Where]:
         """What a name used with ``with``/``acquire()`` was made by (``g = Guard(...)``)."""
         for _ in range(_MAX_DEPTH):
             if isinstance(value, Local):
@@ -736,18 +827,22 @@ class Semantics:
                 facts = self.facts(where.rel)
                 bound = facts.bindings.get(value.name) if facts is not None else None
                 found = (bound, Where(where.rel)) if bound is not None else None
+            elif isinstance(value, Attr) and isinstance(value.base, SelfRef):  # self._lock
+                found = self.class_attr(where.rel, value.base.cls, value.name, where.env)
+            elif isinstance(value, Param):  # take(lock): the caller's object
+                found = self.argument(value, where)
             else:
                 break
             if found is None:
                 break
             value, where = found
-        return value, where.env
+        return value, where
 
     def _wrappers(self, rel: str, decorator: str, env: Env | None) -> list[tuple[str, str, Env | None]]:
         """The wrapper a decorator returns (the nested function it hands back), following
-        a factory's decorator to its wrapper."""
-        out = []
-        for _ in range(3):
+        a factory's decorator to its wrapper, and a helper handing back a project
+        decorator factory's result (``return cache_lock(name)``)."""
+        for _ in range(4):
             facts = self.facts(rel)
             unit = facts.units.get(decorator) if facts is not None else None
             if unit is None:
@@ -755,14 +850,21 @@ class Semantics:
             nested = [name for r in unit.returns for name in _locals_in(r)
                       if f"{decorator}.{name}" in facts.units]
             if not nested:
-                break
+                handed = [(r, self.kind(r.func, Where(rel, decorator, env)))
+                          for r in unit.returns if isinstance(r, Call)]
+                factory = next(((r, k) for r, k in handed if k.startswith("function:")), None)
+                if factory is None:
+                    break
+                here = Where(rel, decorator, env)
+                rel, decorator = factory[1][len("function:"):].split(":", 1)
+                env = self.bind(self.facts(rel).units[decorator], factory[0], here)
+                continue
             inner = f"{decorator}.{nested[0]}"
             inner_unit = facts.units[inner]
             if inner_unit.params and unit.params and unit.params[0] in inner_unit.called_names:
-                out.append((rel, inner, env))  # calls the decorated function: the wrapper
-                break
+                return [(rel, inner, env)]  # calls the decorated function: the wrapper
             decorator = inner  # a factory's decorator: its own wrapper is next
-        return out
+        return []
 
     def _acquired_object(self, site: CallSite, where: Where, home: Where) -> Lock | None:
         """A lock object a project helper made and returned, entered or acquired here."""
@@ -929,12 +1031,20 @@ class Semantics:
         return None
 
     # -- Django settings
-    def settings_module(self) -> str | None:
-        """The project's Django settings module: ``settings.py`` (or a ``settings``
-        package's ``__init__``), the shallowest one."""
-        found = sorted((rel for rel in self.index.files
-                        if rel.rsplit("/", 1)[-1] == "settings.py" or
-                        rel.endswith("/settings/__init__.py")),
-                       key=lambda r: (r.count("/"), r))
-        return found[0] if found else None
+    def settings_module(self, name: str | None = None) -> str | None:
+        """The project's Django settings module (that defines ``name``, when given): of the
+        ``settings.py`` files and ``settings`` packages, the shallowest first."""
+        for rel in self._settings_modules:
+            facts = self.facts(rel)
+            if name is None or (facts is not None and (name in facts.bindings or
+                                                       name in facts.imports)):
+                return rel
+        return None
+
+    @cached_property
+    def _settings_modules(self) -> list[str]:
+        return sorted((rel for rel in self.index.files
+                       if rel.rsplit("/", 1)[-1] == "settings.py" or
+                       rel.endswith("/settings/__init__.py")),
+                      key=lambda r: (r.count("/"), r))
 

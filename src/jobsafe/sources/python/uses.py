@@ -81,6 +81,7 @@ class UseSites:
                     continue
                 self._site(unit, scan, item.item, self.sym.value(item.item, unit), "with",
                            (self.line(w), self.end_line(w)), "with")
+                handled = handled | {id(item.item)}  # entered: not also a plain call
         if isinstance(unit.node, cst.FunctionDef):
             scope = (self.line(unit.node), self.unit_end(unit))
             for d in unit.node.decorators:
