@@ -30,6 +30,14 @@ class LockApi:
     key_arg: str | None = None
     #: acquired by the constructor itself (zc.lockfile, tendo, pid context)
     acquires_on_create: bool = False
+    #: keyword of the constructor whose false value makes it a try-lock (``blocking=False``,
+    #: django-pglocks' ``wait=False``)
+    blocking_arg: str | None = None
+    #: a database session lock: the connection holds it (JOB303 through a pooler)
+    session: bool = False
+    #: as a context manager that does not wait, it yields whether it got the lock (rather
+    #: than raising, as redis-py's does)
+    yields_acquired: bool = False
 
 
 LOCK_CONSTRUCTORS: dict[str, LockApi] = {
@@ -77,10 +85,15 @@ LOCK_CONSTRUCTORS: dict[str, LockApi] = {
     # cluster scope
     "redis.lock.Lock": LockApi("redis-lock", "cluster", stale="ttl", ttl_arg="timeout",
                                ttl_pos=2, wait_arg="blocking_timeout", key_pos=1,
-                               key_arg="name"),
+                               key_arg="name", blocking_arg="blocking"),
     "redis.asyncio.lock.Lock": LockApi("redis-lock", "cluster", stale="ttl", ttl_arg="timeout",
                                        ttl_pos=2, wait_arg="blocking_timeout", key_pos=1,
-                                       key_arg="name"),
+                                       key_arg="name", blocking_arg="blocking"),
+    # PostgreSQL advisory locks through django-pglocks: a context manager, session-level
+    # unless xact; ``wait=False`` tries once and yields whether it got it
+    "django_pglocks.advisory_lock": LockApi("pg-advisory", "cluster", stale="session",
+                                            key_arg="lock_id", key_pos=0, session=True,
+                                            blocking_arg="wait", yields_acquired=True),
     "redis_lock.Lock": LockApi("python-redis-lock", "cluster", stale="ttl", ttl_arg="expire",
                                ttl_pos=2, renew_arg="auto_renewal", key_pos=1, key_arg="name",
                                wait_arg="timeout"),
@@ -102,10 +115,12 @@ LOCK_CONSTRUCTORS: dict[str, LockApi] = {
 
 #: redis-py client method ``r.lock(name, timeout=None, ..., blocking_timeout=None)``
 REDIS_CLIENT_LOCK = LockApi("redis-lock", "cluster", stale="ttl", ttl_arg="timeout", ttl_pos=1,
-                            wait_arg="blocking_timeout", key_pos=0, key_arg="name")
+                            wait_arg="blocking_timeout", key_pos=0, key_arg="name",
+                            blocking_arg="blocking")
 #: django-redis / django cache ``cache.lock(name, timeout=None)``
 CACHE_LOCK = LockApi("cache-lock", "cluster", stale="ttl", ttl_arg="timeout", ttl_pos=1,
-                     wait_arg="blocking_timeout", key_pos=0, key_arg="key")
+                     wait_arg="blocking_timeout", key_pos=0, key_arg="key",
+                     blocking_arg="blocking")
 
 #: Huey's ``huey.lock_task(lock_name, ttl=None)``, a context manager or a decorator: a key put
 #: in the Huey storage if empty (a task that finds it taken is not run), deleted on exit; a

@@ -168,7 +168,7 @@ class DbLocks:
         or assigned to a name a test then reads."""
         for parent in self.parents(call):
             if isinstance(parent, (cst.If, cst.While)):
-                return _in_test(parent, call)
+                return _in_test(parent, call) and not _only_reports(parent)
             if isinstance(parent, cst.Return):
                 return True
             if isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -178,8 +178,8 @@ class DbLocks:
             return False
         unit = self.unit_at(call)
         return any(type(n) in (cst.If, cst.While) and self.line(n) > self.line(call) and
-                   re.search(rf"\b{re.escape(name)}\b", self.code(n.test))
-                   for n in self._nodes_of(unit))
+                   re.search(rf"\b{re.escape(name)}\b", self.code(n.test)) and
+                   not _only_reports(n) for n in self._nodes_of(unit))
 
     def _rowcount_read(self, call, calls) -> bool:
         """``cursor.execute("UPDATE ...")`` then ``cursor.rowcount`` tested."""
@@ -240,6 +240,34 @@ class DbLocks:
                     self._chain_model(c.func.value) == model:
                 return c
         return None
+
+
+_REPORTING = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception",
+                        "critical", "log", "write", "emit"})
+
+
+def _only_reports(statement) -> bool:
+    """An ``if`` whose branches only log or print (``if n: logger.debug(...)``): the
+    count it tests decides nothing the job does."""
+    if not isinstance(statement, cst.If):
+        return False
+    blocks = [statement.body]
+    orelse = statement.orelse
+    while orelse is not None:
+        blocks.append(orelse.body)
+        orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+    for block in blocks:
+        for line in block.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                return False
+            for small in line.body:
+                call = small.value if isinstance(small, cst.Expr) else None
+                func = call.func if isinstance(call, cst.Call) else None
+                name = func.attr.value if isinstance(func, cst.Attribute) else \
+                    func.value if isinstance(func, cst.Name) else None
+                if name not in _REPORTING:
+                    return False
+    return True
 
 
 def _in_test(statement, call) -> bool:

@@ -138,9 +138,12 @@ class LockCalls:
         if spec is None:
             return None
         wait = self._wait(spec.api, spec.ctor, call if call is not spec.ctor else None)
+        blocking = wait is None or wait > 0
+        # a manager that tries once tells its body through ``as``: ``as acquired: if acquired``
         return self._make_lock(spec, expr, unit, release="with",
-                               scope=(self.line(w), self.end_line(w)),
-                               blocking=wait is None or wait > 0, wait=wait)
+                               scope=(self.line(w), self.end_line(w)), blocking=blocking,
+                               wait=wait, try_lock=not blocking and spec.api.yields_acquired,
+                               checked=item.asname is not None)
 
     def _decorator_locks(self, unit: Unit):
         """A lock a decorator holds around the whole function (``@huey.lock_task("x")``)."""
@@ -178,8 +181,8 @@ class LockCalls:
             if positional is not None and self.eval.falsy(positional) and \
                     not isinstance(positional, cst.Integer):
                 return 0.0
-        if ctor is not None and api.kind in ("redis-lock", "cache-lock"):
-            blocking = argument(ctor, "blocking", None)
+        if ctor is not None and api.blocking_arg:
+            blocking = argument(ctor, api.blocking_arg, None)
             if blocking is not None and self.eval.falsy(blocking):
                 return 0.0
         return api.wait_default
@@ -210,7 +213,7 @@ class LockCalls:
             blocking=blocking, wait_seconds=wait if blocking else None, api=api_name,
             try_lock=try_lock, result_checked=checked, release=release,
             release_span=release_span, renewed=renewed, scope_lines=scope, function=unit.name,
-            ttl_span=self.span(ctor) if ctor is not at else None)
+            ttl_span=self.span(ctor) if ctor is not at else None, session=api.session)
         self._symbols(unit, lock, ctor, api_name, receiver=spec.receiver, needs=spec.needs,
                       guess=spec.guess)
         return lock

@@ -67,6 +67,15 @@ def _reports(unit: Unit) -> bool:
     return any(not (isinstance(r, Const) and r.value) for r in unit.returns)
 
 
+def _answers(lock: Lock, site: CallSite) -> bool:
+    """Whether what the acquisition at ``site`` returns says if it got the lock: not a
+    manager's ``__enter__`` that raises when busy (redis-py's), one that yields it does."""
+    call = site.call
+    entered = call is not None and isinstance(call.func, Attr) and call.func.name == "__enter__"
+    api = apis.object_lock_api(lock.api or "")
+    return not entered or (api is not None and api.yields_acquired)
+
+
 def _checked(lock: Lock, site: CallSite) -> bool:
     """Whether a use site checks that a try-lock was taken: a kernel lock's failure raises
     (so only a ``try`` that swallows it ignores it); other try-locks return the answer."""
@@ -612,6 +621,12 @@ class Semantics:
             key = self.string(call.arg(api.key_arg, api.key_pos), at)
             if key is not None:
                 changes["path" if api.scope == "host" else "key"] = key
+        flag = call.arg(api.blocking_arg, None) if api.blocking_arg else None
+        if flag is not None and not isinstance(flag, Const):  # blocking=wait, a parameter
+            value = self.constant(flag, at)
+            if value is not None and not value.value:
+                changes.update(blocking=False, wait_seconds=None, try_lock=True
+                               if lock.release != "with" else api.yields_acquired)
         if api.renew_arg:
             renew = self.constant(call.arg(api.renew_arg, None), at)
             if renew is not None:
@@ -704,7 +719,8 @@ class Semantics:
                 lock, span=site.span, scope_lines=scope, function=where.unit, ttl_span=None,
                 release=release, release_span=release_span,
                 result_checked=_checked(lock, site) if lock.try_lock and
-                (owner is None or _reports(owner)) else lock.result_checked))
+                site.use in ("call", "acquire") and (owner is None or _reports(owner))
+                else lock.result_checked))
         obj = self._acquired_object(site, where, home)
         if obj is not None:
             found.append(obj)
@@ -718,6 +734,9 @@ class Semantics:
                     if site.use in ("with", "acquire") and inner_site.use == "call" and \
                             inner_site.call in unit.returns:  # return manager(...): entered here
                         inner_site = replace(inner_site, use="with")
+                    # the function returns what the acquisition answered: the caller checks
+                    handed_back = inner_site.use in ("call", "acquire") and \
+                        inner_site.call is not None and inner_site.call in unit.returns
                     for lock in self._taken(inner_site, inner, depth + 1, home):
                         if site.use != "decorator" and lock.release not in HELD_ON_RETURN:
                             continue  # let go of before the function returns
@@ -734,7 +753,8 @@ class Semantics:
                             lock, span=site.span, scope_lines=(site.scope_lines[0], end),
                             function=where.unit, release=release, release_span=release_span,
                             result_checked=_checked(lock, site)
-                            if lock.try_lock and _reports(unit) else lock.result_checked))
+                            if lock.try_lock and handed_back and _answers(lock, inner_site)
+                            else lock.result_checked))
         return found
 
     def _passed_name(self, value: Value, inner: Where, caller: Where) -> str | None:
@@ -882,7 +902,11 @@ class Semantics:
         base = Lock(kind=api.kind, scope=api.scope, span=site.span, ttl_seconds=ttl,
                     stale_handling=api.stale if api.scope != "process" else "process",
                     blocking=blocking, wait_seconds=wait if blocking else None,
-                    api=name, try_lock=not blocking, result_checked=site.result_used,
+                    api=name, try_lock=not blocking,
+                    # entering a manager that raises when busy checks it; one that yields
+                    # the answer leaves it to ``as``
+                    result_checked=site.result_used
+                    if site.use == "acquire" or api.yields_acquired else True,
                     release=site.release, release_span=site.release_span,
                     scope_lines=site.scope_lines, function=where.unit)
         if ctor.span is not None and ctor.span != site.span and \
@@ -904,10 +928,9 @@ class Semantics:
                     return None
                 number = self.number(value, context)
                 return None if number is not None and number < 0 else number
-        for call, context in ((acquire, where), (ctor, at)):
-            blocking = call.arg("blocking", 0 if call is acquire else None) \
-                if call is not None and (call is acquire or api.kind in ("redis-lock",
-                                                                          "cache-lock")) else None
+        for call, keyword, context in ((acquire, "blocking", where), (ctor, api.blocking_arg, at)):
+            blocking = call.arg(keyword, 0 if call is acquire else None) \
+                if call is not None and keyword else None
             constant = self.constant(blocking, context) if blocking is not None else None
             if constant is not None and constant.value in (False, None, 0):
                 return 0.0

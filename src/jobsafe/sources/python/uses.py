@@ -80,11 +80,15 @@ class UseSites:
                 if id(item.item) in handled:
                     continue
                 self._site(unit, scan, item.item, self.sym.value(item.item, unit), "with",
-                           (self.line(w), self.end_line(w)), "with")
+                           (self.line(w), self.end_line(w)), "with",
+                           result_used=item.asname is not None)  # with try_lock() as got:
                 handled = handled | {id(item.item)}  # entered: not also a plain call
         if isinstance(unit.node, cst.FunctionDef):
-            scope = (self.line(unit.node), self.unit_end(unit))
             for d in unit.node.decorators:
+                # a wrapper around a generator function returns the generator before its
+                # body runs: what it holds covers the call, not the body
+                scope = (self.line(d), self.line(d)) if unit.is_generator else \
+                    (self.line(unit.node), self.unit_end(unit))
                 if id(d.decorator) not in handled:
                     self._site(unit, scan, d.decorator, self.sym.value(d.decorator, None),
                                "decorator", scope, "with")
@@ -113,7 +117,7 @@ class UseSites:
                            handle_releases=tuple(releases))
 
     def _site(self, unit: Unit, scan, node, callee, use, scope, release, release_span=None,
-              handle=None, handle_releases=()) -> None:
+              handle=None, handle_releases=(), result_used: bool | None = None) -> None:
         if callee is UNKNOWN:
             return
         called = type(node) is cst.Call
@@ -122,5 +126,6 @@ class UseSites:
             callee, use, self.span(node), scope, release, release_span,
             self._observe(unit, scan, node, handle, scope),
             call=call if isinstance(call, Call) else None, handle_releases=handle_releases,
-            result_used=not called or self._result_checked(node),
+            result_used=result_used if result_used is not None else
+            not called or self._result_checked(node),
             silenced=called and self._silently_caught(node)))
