@@ -11,7 +11,7 @@ from .common import FactRule, facts_with_jobs, job_id, locks_with_jobs, related_
 #: locks whose mere existence means "locked": a crash leaves them behind
 FILE_LOCKS = ("lock-file", "lock-dir", "pid-file", "soft-filelock", "lockfile")
 #: locks that can wait for their holder, and so can make runs queue up
-WAITING_KINDS = ("flock", "filelock", "fasteners", "lockfile", "pid-file", "redis-lock",
+WAITING_KINDS = ("flock", "lockf", "filelock", "fasteners", "lockfile", "pid-file", "redis-lock",
                  "python-redis-lock", "pg-advisory", "mysql-get-lock", "soft-filelock",
                  "portalocker", "cache-lock")
 

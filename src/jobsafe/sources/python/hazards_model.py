@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from ...model import CodeFact, Lock, Span
 
-_BLOCKING_IN_ASYNC = ("flock", "filelock", "fasteners", "threading.Lock", "threading.RLock",
-                      "redis-lock", "lockfile", "portalocker", "soft-filelock")
+_BLOCKING_IN_ASYNC = ("flock", "lockf", "filelock", "fasteners", "threading.Lock",
+                      "threading.RLock", "redis-lock", "lockfile", "portalocker", "soft-filelock")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from ...model import CodeFact, Lock, ParseError, Progress
 from ...suppress import may_hold_suppressions
 from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
-from .semantics import HELD_ON_RETURN, Semantics, Where
+from .semantics import HELD_ON_RETURN, Semantics, Where, entered_sites
 
 if TYPE_CHECKING:
     from ...cache import FileCache, StatIndex
@@ -80,6 +80,13 @@ class PythonIndex:
         self.unread: set[str] = set()
         self._matters: dict[str, bool] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
+        packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
+        for rel in files:  # certbot/src/certbot/x.py is imported as certbot.x
+            name = _import_name(rel, packages)
+            if name is None and "/src/" in rel:  # namespace packages: below the src folder
+                name = self.dotted(rel.rsplit("/src/", 1)[1])
+            if name is not None:
+                self._by_dotted.setdefault(name, rel)
         self._rel_by_display = {f.display: rel for rel, f in files.items()}
 
     @staticmethod
@@ -134,12 +141,10 @@ class PythonIndex:
             if facts is None or facts.error is not None:
                 continue
             for unit in facts.units.values():
-                for site in unit.callsites:
-                    # a manager handed back (return lease(...)) is entered by the caller
-                    use = "with" if site.use == "call" and site.call in unit.returns \
-                        else site.use
+                # a manager handed back (return lease(...)) is entered by the caller
+                for site in entered_sites(unit, "with"):
                     used.update((r, name) for r, name, _ in self.semantics.users_of(
-                        site.callee, use, Where(rel, unit.name)))
+                        site.callee, site.use, Where(rel, unit.name)))
         return used
 
     def add(self, rel: str, f) -> None:
@@ -311,6 +316,24 @@ class PythonIndex:
             if target_rel is not None:
                 return target_rel, ".".join(parts[cut:])
         return None
+
+
+def _import_name(rel: str, packages: set[str]) -> str | None:
+    """The dotted name a module is imported by when the folder above its topmost package
+    is on the path (a project's ``src/``, a monorepo's ``pkg/src/``): None when it is in
+    no package."""
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    if folder not in packages:
+        return None
+    top = folder
+    while "/" in top and top.rsplit("/", 1)[0] in packages:
+        top = top.rsplit("/", 1)[0]
+    root = top.rsplit("/", 1)[0] + "/" if "/" in top else ""
+    name = rel[len(root):]
+    name = name[:-3] if name.endswith(".py") else name
+    if name.endswith("/__init__"):
+        name = name[: -len("/__init__")]
+    return name.replace("/", ".")
 
 
 def resolve_function(index: PythonIndex, rel: str, name: str) -> tuple[str, str] | None:

@@ -286,7 +286,7 @@ class LockCalls:
         path = self._opened_path(handle, unit)
         unlock = self._flock_unlock(handle, calls, call)
         release, release_span, end = self._release_kind(unlock, handle, unit)
-        lock = Lock(kind="flock", scope="host", span=self.span(call), path=path,
+        lock = Lock(kind=kind, scope="host", span=self.span(call), path=path,
                     stale_handling="kernel", blocking=blocking, api=next(iter(sorted(
                         n for n in self.qualified(call.func) if n in apis.KERNEL_LOCK_CALLS)), None),
                     try_lock=not blocking, result_checked=not self._silently_caught(call),

@@ -7,6 +7,7 @@ Every answer is memoised; recursion is bounded, so cycles in the project's code 
 """
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -27,6 +28,8 @@ HELD_ON_RETURN = ("none", "process-exit", "unknown")
 #: a time-to-live that is set, to a value not known statically (``lock_calls.UNKNOWN_TTL``)
 UNKNOWN_TTL = -1.0
 _MAX_DEPTH = 24
+#: how many calls deep a use site's lock is followed (a helper calling a helper ... that locks)
+_MAX_USE_DEPTH = 8
 _SECONDS = {"weeks": 604800, "days": 86400, "hours": 3600, "minutes": 60, "seconds": 1,
             "milliseconds": 0.001, "microseconds": 0.000001}
 def _text(value) -> str:
@@ -65,6 +68,18 @@ def _reports(unit: Unit) -> bool:
     """Whether a function may tell its caller it failed through what it returns (else a
     try-lock it checks itself, raising when it is busy, needs no check by the caller)."""
     return any(not (isinstance(r, Const) and r.value) for r in unit.returns)
+
+
+def entered_sites(unit: Unit, use: str) -> list[CallSite]:
+    """A function's use sites as its caller's ``use`` makes them: what it hands back
+    (``return manager(...)``, ``return Guard(...)``) is also entered when the caller
+    enters or acquires the result."""
+    out = []
+    for site in unit.callsites:
+        out.append(site)
+        if use in ("with", "acquire") and site.use == "call" and site.call in unit.returns:
+            out.append(replace(site, use="with"))
+    return out
 
 
 def _answers(lock: Lock, site: CallSite) -> bool:
@@ -319,6 +334,10 @@ class Semantics:
                         if inner is not None and inner.value is not None else None
                 except (TypeError, ValueError):
                     return None
+            if func in ("lib:os.path.join", "lib:posixpath.join"):
+                parts = [self.string(arg, where) for _, arg in value.args]
+                return Const(posixpath.join(*parts)) if parts and None not in parts and \
+                    not value.star else None
             if func[len("lib:"):] in _CONFIGURED:  # the default of an environment setting
                 keyword, position = _CONFIGURED[func[len("lib:"):]]
                 default = self.constant(value.arg(keyword, position), where, depth + 1)
@@ -724,16 +743,13 @@ class Semantics:
         obj = self._acquired_object(site, where, home)
         if obj is not None:
             found.append(obj)
-        if depth < 4:  # what the function called takes for its caller through its own uses
+        if depth < _MAX_USE_DEPTH:  # what a function called takes for its caller, in turn
             releases = {name: (release, span, end)
                         for name, release, span, end in site.handle_releases}
             for rel, name, env in self._users(site, where):
                 unit = self.facts(rel).units[name]
-                for inner_site in unit.callsites:
-                    inner = Where(rel, name, env)
-                    if site.use in ("with", "acquire") and inner_site.use == "call" and \
-                            inner_site.call in unit.returns:  # return manager(...): entered here
-                        inner_site = replace(inner_site, use="with")
+                inner = Where(rel, name, env)
+                for inner_site in entered_sites(unit, site.use):
                     # the function returns what the acquisition answered: the caller checks
                     handed_back = inner_site.use in ("call", "acquire") and \
                         inner_site.call is not None and inner_site.call in unit.returns
