@@ -83,10 +83,19 @@ def _dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _imports_of(module: cst.Module) -> list[str]:
-    """The module's top-level imports, as source lines (a helper module repeats them, so
-    every name the moved code uses means the same there)."""
+def _imports_of(module: cst.Module, tree: "Tree | None" = None,
+                path: Path | None = None) -> list[str]:
+    """The module's top-level imports, as source lines, and an import of the classes and
+    functions it defines (a helper module repeats them, so every name the moved code uses
+    means the same there)."""
     out = []
+    defined = sorted(stmt.name.value for stmt in module.body
+                     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)))
+    if tree is not None and path is not None and defined:
+        dotted = tree.rel(path)[:-len(".py")].replace("/", ".")
+        if dotted.endswith(".__init__"):
+            dotted = dotted[:-len(".__init__")]
+        out.append(f"from {dotted} import {', '.join(defined)}")
     for stmt in module.body:
         if isinstance(stmt, cst.SimpleStatementLine) and all(
                 isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
@@ -354,7 +363,7 @@ def client_factory(tree: Tree) -> bool:
         bindings = _client_bindings(module)
         if not bindings:
             return None
-        imports = _imports_of(module)
+        imports = _imports_of(module, tree, path)
         for index, name, call in reversed(bindings):
             factory = tree.fresh(f"make_{name}")
             tree.add(FACTORIES, "\n".join(imports + [f"\n\ndef {factory}():",
@@ -374,7 +383,7 @@ def client_singleton(tree: Tree) -> bool:
         bindings = _client_bindings(module)
         if not bindings:
             return None
-        imports = _imports_of(module)
+        imports = _imports_of(module, tree, path)
         for index, name, call in reversed(bindings):
             shared = tree.fresh(name)
             tree.add(SHARED, "\n".join(imports + [f"{shared} = {_code(call)}"]))
@@ -496,7 +505,7 @@ def helper_in_module(tree: Tree) -> bool:
         new = module.visit(extract)
         if not extract.helpers:
             return None
-        imports = _imports_of(module)
+        imports = _imports_of(module, tree, path)
         for helper in extract.helpers:
             tree.add(HELPERS, "\n".join(imports + ["\n", helper]))
         return new.with_changes(body=[*new.body, cst.parse_statement(f"import {HELPERS}\n")])
@@ -627,7 +636,7 @@ def guard_class(tree: Tree) -> bool:
         new = module.visit(guard)
         if not guard.classes:
             return None
-        imports = _imports_of(module)
+        imports = _imports_of(module, tree, path)
         for cls in guard.classes:
             tree.add(GUARDS, "\n".join(imports + ["\n", cls]))
         return new.with_changes(body=[*new.body, cst.parse_statement(f"import {GUARDS}\n")])
@@ -693,7 +702,7 @@ def decorator_factory(tree: Tree) -> bool:
         new = module.visit(factory)
         if not factory.factories:
             return None
-        imports = _imports_of(module) + ["import functools"]
+        imports = _imports_of(module, tree, path) + ["import functools"]
         for fn in factory.factories:
             tree.add(DECORATORS, "\n".join(imports + ["\n", fn]))
         return new.with_changes(body=[*new.body, cst.parse_statement(f"import {DECORATORS}\n")])

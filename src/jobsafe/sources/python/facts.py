@@ -34,6 +34,8 @@ class Unit:
     returns: list[Value] = field(default_factory=list)
     #: names the body calls (``fn(*args)`` in a decorator's wrapper calls its parameter)
     called_names: set[str] = field(default_factory=set)
+    #: ``super().__init__(...)`` in a constructor: what a library base class is given
+    super_init: Value | None = None
     callsites: list[CallSite] = field(default_factory=list)
     #: lock span -> what the lock depends on beyond literals
     lock_symbols: dict[Span, LockSymbols] = field(default_factory=dict)

@@ -441,6 +441,8 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
                     unit.returns.append(self.sym.value(node.value, unit))
                 elif kind is cst.Call and type(node.func) is cst.Name:
                     unit.called_names.add(node.func.value)
+                elif kind is cst.Call and _super_init(node):
+                    unit.super_init = self.sym.value(node, unit)
             for name, values in assigned.items():
                 unit.local_values[name] = values[0] if len(values) == 1 else \
                     Either(tuple(values))
@@ -540,6 +542,14 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
         self._callsites(unit, nodes, calls, withs, handled | {id(at) for _, at, _ in acquisitions},
                         scan)
         unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions))
+
+
+def _super_init(call: cst.Call) -> bool:
+    """``super().__init__(...)``."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "__init__" and \
+        isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and \
+        func.value.func.value == "super"
 
 
 def _assignments(stmt) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:

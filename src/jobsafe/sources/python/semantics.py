@@ -981,6 +981,8 @@ class Semantics:
         func = self.kind(value.func, where)
         if func.startswith("lib:") and func[4:] in apis.LOCK_CONSTRUCTORS:
             return func[4:], apis.LOCK_CONSTRUCTORS[func[4:]], value, where
+        if func.startswith("class:"):  # class SearchLock(redis.lock.Lock)
+            return self._library_lock_class(func, value, where)
         if isinstance(value.func, Attr) and value.func.name == "lock":
             receiver = self.kind(value.func.base, where)
             if receiver == "redis":
@@ -996,6 +998,29 @@ class Semantics:
                 if found is not None:
                     return found
         return None
+
+    def _library_lock_class(self, func: str, ctor: Call, where: Where):
+        """A project class built on a library lock class: the library's lock, made with what
+        the project's constructor passes to ``super().__init__`` (or the call's own
+        arguments when it has no constructor)."""
+        _, rel, cls = func.split(":", 2)
+        base = None
+        for crel, ccls in self.class_mro(rel, cls):
+            for value in self.facts(crel).classes[ccls].bases:
+                kind = self.kind(value, Where(crel))
+                if kind.startswith("lib:") and kind[4:] in apis.LOCK_CONSTRUCTORS:
+                    base = kind[4:]
+            if base is not None:
+                break
+        if base is None:
+            return None
+        init = self.class_method(rel, cls, "__init__")
+        unit = self.facts(init[0]).units[init[1]] if init is not None else None
+        if unit is None or not isinstance(unit.super_init, Call):
+            return base, apis.LOCK_CONSTRUCTORS[base], ctor, where
+        inner = Where(init[0], init[1], self.bind(unit, ctor, where))
+        given = Call(ctor.func, unit.super_init.args, unit.super_init.star, ctor.span)
+        return base, apis.LOCK_CONSTRUCTORS[base], given, inner
 
     def partial(self, value: Value, where: Where, depth: int = 0) -> "Partial | None":
         """The ``functools.partial`` a callable value is, followed through names, class
