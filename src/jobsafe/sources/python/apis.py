@@ -169,6 +169,10 @@ MP_FORKS = {"multiprocessing.Process", "multiprocessing.Pool", "multiprocessing.
 SUBPROCESS = {"subprocess.Popen", "subprocess.run", "subprocess.call", "subprocess.check_call",
               "subprocess.check_output"}
 SLEEPS = {"time.sleep", "asyncio.sleep"}
+#: clock readings: a loop that compares one (or what is computed from one) to a limit ends
+CLOCKS = {"time.time", "time.monotonic", "time.perf_counter", "time.monotonic_ns",
+          "time.time_ns", "datetime.datetime.now", "datetime.datetime.utcnow",
+          "django.utils.timezone.now"}
 RETRY_DECORATORS = {"tenacity.retry", "backoff.on_exception", "backoff.on_predicate",
                     "retrying.retry", "retry.retry"}
 CONTEXT_MANAGER_DECORATORS = {"contextlib.contextmanager", "contextlib.asynccontextmanager"}

@@ -131,14 +131,17 @@ class DbLocks:
         return steps
 
     def _local_chain(self, name: cst.Name):
-        """What a local name was assigned, once, in the function it is used in."""
+        """What a local name holds where it is used: its last assignment above the use in
+        the function (``q = ...filter(a)`` ... ``q = ...filter(b)`` ... ``q.update()``)."""
         unit = self.unit_at(name)
         if not isinstance(unit.node, cst.FunctionDef):
             return None
-        found = [n.value for n in self._unit_nodes(unit.node) if type(n) is cst.Assign and
-                 len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and
-                 n.targets[0].target.value == name.value]
-        return found[0] if len(found) == 1 else None
+        line = self.line(name)
+        found = [(self.line(n), n.value) for n in self._unit_nodes(unit.node)
+                 if type(n) is cst.Assign and len(n.targets) == 1 and
+                 isinstance(n.targets[0].target, cst.Name) and
+                 n.targets[0].target.value == name.value and self.line(n) < line]
+        return max(found, key=lambda f: f[0])[1] if found else None
 
     def _is_query(self, node) -> bool:
         return any(step in _QUERY_STEPS for step in self._steps(node))

@@ -185,11 +185,39 @@ class Hazards:
         sleeps = any(isinstance(n, cst.Call) and self.qualified(n.func) & apis.SLEEPS
                      for n in body_nodes)
         test = self.code(loop.test)
-        bounded = test not in ("True", "1") or any(
-            isinstance(n, cst.Comparison) and re.search(
-                r"time|monotonic|deadline|attempt|tries|retries|count", self.code(n))
-            for n in body_nodes)
+        bounded = test not in ("True", "1") or self._leaves_on_limit(loop, body_nodes)
         return self.span(loop) if sleeps and not bounded else None
+
+    def _leaves_on_limit(self, loop, body_nodes) -> bool:
+        """The loop leaves (break, return, raise) when a clock reading or a counter the loop
+        advances passes a limit: ``if time.monotonic() > deadline: raise``,
+        ``remaining = deadline - now(); if remaining <= 0: break``, ``attempt += 1``."""
+        counters = {self.code(n.target) for n in body_nodes if isinstance(n, cst.AugAssign)}
+        unit = self.unit_at(loop)
+        assigned: dict[str, list] = {}
+        for n in self._nodes_of(unit):
+            if isinstance(n, cst.Assign):
+                for t in n.targets:
+                    assigned.setdefault(self.code(t.target), []).append(n.value)
+
+        def timed(node, depth=0) -> bool:
+            for part in [node, *walk(node)]:
+                if isinstance(part, cst.Call) and self.qualified(part.func) & apis.CLOCKS:
+                    return True
+                if isinstance(part, cst.Name) and depth < 3:
+                    if part.value in counters:
+                        return True
+                    if any(timed(v, depth + 1) for v in assigned.get(part.value, ())):
+                        return True
+            return False
+
+        for n in body_nodes:
+            if isinstance(n, cst.If) and timed(n.test) and any(
+                    isinstance(m, (cst.Break, cst.Return, cst.Raise)) or
+                    isinstance(m, cst.Call) and self._exit_call(m)
+                    for m in walk_unit(n.body)):
+                return True
+        return False
 
     def _created_here(self, handle: str, nodes) -> bool:
         return any(isinstance(n, cst.Assign) and isinstance(n.value, cst.Call)

@@ -240,7 +240,8 @@ class LockCalls:
                 found = self._key_lock(call, method, receiver, unit, calls)
                 if found is not None:
                     return found
-            if method in ("execute", "exec_driver_sql") or "sqlalchemy.text" in names:
+            if method in ("execute", "exec_driver_sql", "execute_sql") or \
+                    "sqlalchemy.text" in names:  # (execute_sql: peewee)
                 return self._sql_lock(call, unit, calls)
         if "sqlalchemy.text" in names or "sqlalchemy.sql.text" in names:
             return None
@@ -406,6 +407,8 @@ class LockCalls:
             sql = self.eval.string(arg.value)
             if sql is None and isinstance(arg.value, cst.Call) and arg.value.args:
                 sql = self.eval.string(arg.value.args[0].value)  # execute(text("..."))
+            if sql is None:
+                sql = self._sql_function(arg.value)
         if not sql:
             return None
         lowered = sql.lower()
@@ -439,6 +442,17 @@ class LockCalls:
                 self._symbols(unit, lock, call, "sql", **pool)
             return lock, call, None
         return self._sql_db_lock(call, sql, unit, calls)
+
+    def _sql_function(self, node) -> str | None:
+        """SQLAlchemy's ``func.pg_advisory_xact_lock(...)`` inside a statement, as the SQL
+        it renders (``select(func.pg_try_advisory_lock(42))``)."""
+        for n in [node, *walk(node)]:
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
+                    n.func.attr.value in apis.SQL_LOCKS and \
+                    self.code(n.func.value).rsplit(".", 1)[-1] == "func":
+                args = ", ".join(self.code(a.value) for a in n.args)
+                return f"select {n.func.attr.value}({args})"
+        return None
 
     def _pooled_checkout(self, call, unlock, unit):
         """The ``with engine.connect()``/``pool.connection()`` block a session lock is taken
