@@ -301,15 +301,37 @@ def helper_origins(an, units) -> dict[str, Origin | None]:
     return helpers
 
 
-def key_facts(an, nodes, helpers, acquisitions=()) -> list[CodeFact]:
+def key_origin(an, flow: KeyFlow, node) -> Origin | None:
+    """What makes a lock key differ between runs or hosts, if anything does."""
+    return _worst(flow.origin(node), _host_origin(an, flow, node))
+
+
+def argument_origins(an, flow: KeyFlow, call: cst.Call) -> tuple[tuple[str, str, Span], ...]:
+    """The arguments of a call that differ per host or per run: (position "#i" or keyword,
+    what makes them so, where) — a helper taking a lock with a key it is given needs them."""
+    out = []
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        key = arg.keyword.value if arg.keyword is not None else f"#{position}"
+        if arg.keyword is None:
+            position += 1
+        origin = key_origin(an, flow, arg.value)
+        if origin is not None:
+            out.append((key, origin.what, origin.span))
+    return tuple(out)
+
+
+def key_facts(an, nodes, helpers, acquisitions=(), flow: KeyFlow | None = None) -> list[CodeFact]:
     """JOB401-JOB404 facts of one function, and JOB304 for its cluster locks' keys."""
     if not any(type(n) is cst.Call for n in nodes):
         return []
-    flow = KeyFlow(an, nodes, helpers)
+    flow = flow or KeyFlow(an, nodes, helpers)
     facts: list[CodeFact] = []
     for lock, at, _ in acquisitions:
         key = an.lock_keys.get(id(at))
-        origin = _worst(flow.origin(key), _host_origin(an, flow, key)) if key is not None else None
+        origin = key_origin(an, flow, key) if key is not None else None
         if origin is not None and lock.scope == "cluster":
             facts.append(CodeFact("lock-key-per-host", an.span(at), origin.what, lock,
                                   origin=origin.span))

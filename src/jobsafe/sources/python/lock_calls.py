@@ -319,16 +319,18 @@ class LockCalls:
 
     def _key_lock(self, call, method, receiver, unit, calls):
         """Redis ``SET NX``/``SETNX`` and Django ``cache.add``: a key whose existence locks."""
+        pending: dict = {}
         if method == "set":
             nx = argument(call, "nx", None)
-            if not (nx is not None and self.eval.truthy(nx)):
+            if nx is None or self.eval.falsy(nx):
                 return None
+            if not self.eval.truthy(nx):  # set(..., nx=nx): semantics reads what it is given
+                pending["condition"] = self.sym.value(nx, unit)
         kind = self._receiver_kind(receiver)
-        pending: dict = {}
         if kind is None:  # the type of the receiver is for ``semantics`` to tell
             cache = method == "add" or self._looks_like_cache(receiver)
             kind = "django-cache" if cache else "redis"
-            pending = dict(
+            pending.update(
                 receiver=self.sym.value(receiver, unit),
                 needs=frozenset({kind}) if cache else frozenset({"redis", "django-cache"}),
                 guess=self._looks_like_cache(receiver) if cache else (

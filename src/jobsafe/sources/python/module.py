@@ -25,7 +25,7 @@ from .facts import MAIN, MODULE, ClassInfo, ModuleFacts, Unit
 from .db_locks import DbLocks
 from .hazards import Hazards
 from .hazards_model import derive
-from .idempotency import helper_origins, key_facts
+from .idempotency import KeyFlow, helper_origins, key_facts
 from .lock_calls import LockCalls
 from .schedulers import scheduled_calls
 from .symbolize import Symbolizer, assigned_names, parameters
@@ -539,9 +539,10 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
         unit.retries = self._retries(unit)
         unit.facts.extend(derive(observed, unit.retries, self.spawn_context))
         self._mark_escapes(unit, acquisitions, nodes)
+        flow = KeyFlow(self, nodes, self.helpers) if calls else None
         self._callsites(unit, nodes, calls, withs, handled | {id(at) for _, at, _ in acquisitions},
-                        scan)
-        unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions))
+                        scan, flow)
+        unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions, flow))
 
 
 def _super_init(call: cst.Call) -> bool:

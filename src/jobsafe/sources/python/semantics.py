@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ...model import CodeFact, Lock
+from ...model import CodeFact, Lock, Span
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .hazards_model import Retries, derive
@@ -68,6 +68,17 @@ def _reports(unit: Unit) -> bool:
     """Whether a function may tell its caller it failed through what it returns (else a
     try-lock it checks itself, raising when it is busy, needs no check by the caller)."""
     return any(not (isinstance(r, Const) and r.value) for r in unit.returns)
+
+
+def _key_argument(call: Call | None, api: str) -> Value | None:
+    """The argument of a lock's call that is its key."""
+    if call is None:
+        return None
+    if api in ("redis.set", "redis.setnx", "cache.set", "cache.add"):
+        return call.arg("key", 0) or call.arg("name", 0)
+    spec = apis.object_lock_api(api)
+    return call.arg(spec.key_arg, spec.key_pos) if spec is not None and \
+        (spec.key_arg or spec.key_pos is not None) else None
 
 
 def entered_sites(unit: Unit, use: str) -> list[CallSite]:
@@ -531,6 +542,11 @@ class Semantics:
             return lock
         if symbols.api == PATH_HELPER:
             return self._made_by_helper(lock, symbols, where)
+        if symbols.condition is not None:
+            at = Where(where.rel, symbols.owner or where.unit, where.env)
+            flag = self.constant(symbols.condition, at)
+            if flag is None or not flag.value:
+                return None
         return self.confirm(self.refine(lock, symbols, where), symbols, where)
 
     def _made_by_helper(self, lock: Lock, symbols: LockSymbols, where: Where) -> Lock | None:
@@ -716,7 +732,30 @@ class Semantics:
         the arguments given here, and the hazards of the code around the use."""
         found = self._taken(site, where)
         facts = derive([(lock, site.observations) for lock in found], retries, spawn_context)
+        cluster = [lock for lock in found if lock.scope == "cluster"]
+        if cluster and site.arg_origins and site.call is not None:
+            facts += [CodeFact("lock-key-per-host", site.span, what, cluster[0], origin=origin)
+                      for what, origin in self._key_origins(site, where)]
         return found, facts
+
+    def _key_origins(self, site: CallSite, where: Where) -> list[tuple[str, Span]]:
+        """Per-host or per-run parts of the key a helper locks with, given at this site:
+        ``take(r, f"lock:{socket.gethostname()}")`` -> (what, where it is made)."""
+        origins = {key: (what, span) for key, what, span in site.arg_origins}
+        made = [(symbols.call, symbols.api, inner)
+                for _, symbols, inner in self._templates(site, where)]
+        obj = self.lock_object(site.callee, where)
+        if obj is not None:
+            made.append((obj[2], obj[0], obj[3]))
+        out = []
+        for call, api, inner in made:
+            key = _key_argument(call, api)
+            bound = self.argument(key, inner) if isinstance(key, Param) else None
+            if bound is None or (bound[1].rel, bound[1].unit) != (where.rel, where.unit):
+                continue
+            out += [origins[k] for k, value in site.call.args
+                    if value == bound[0] and k in origins]
+        return out[:1]
 
     def _taken(self, site: CallSite, where: Where, depth: int = 0,
                home: Where | None = None) -> list[Lock]:

@@ -156,6 +156,9 @@ class CallSite:
     result_used: bool = True
     #: inside a ``try`` whose handlers only pass: a failure that raises is ignored
     silenced: bool = False
+    #: arguments that differ per host or per run (hostname, pid, uuid, time): (position
+    #: "#i" or keyword, what makes them so, where) — a lock key a helper is given
+    arg_origins: tuple[tuple[str, str, "Span"], ...] = ()
 
 
 #: the API of a lock file a project helper may create (``LockSymbols.api``)
@@ -183,6 +186,9 @@ class LockSymbols:
     pool: Value | None = None
     pool_span: object | None = None
     pool_guess: bool = False
+    #: a keyword argument whose value decides whether the call locks at all
+    #: (``r.set(key, 1, nx=nx)`` in a helper): true where it is given, or no lock
+    condition: Value | None = None
     #: the lock outlives this unit (returned, yielded by a context manager, entered in
     #: ``__enter__``, held by a wrapper): the caller's use of the unit is the acquisition
     escapes: bool = False

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ...model import Lock
+from .idempotency import KeyFlow, argument_origins
 from .symbols import UNKNOWN, Call, CallSite, LockSymbols, project_candidate
 
 if TYPE_CHECKING:
@@ -73,8 +74,10 @@ class UseSites:
             return None
         return outer.name if outer.params[0] in unit.called_names else None
 
-    def _callsites(self, unit: Unit, nodes, calls, withs, handled: set[int], scan) -> None:
+    def _callsites(self, unit: Unit, nodes, calls, withs, handled: set[int], scan,
+                   flow: KeyFlow | None) -> None:
         """Places in the unit that take a lock if what they use turns out to be one."""
+        self._flow = flow
         for w in withs:
             for item in w.items:
                 if id(item.item) in handled:
@@ -122,10 +125,13 @@ class UseSites:
             return
         called = type(node) is cst.Call
         call = self.sym.value(node, unit) if called else None
+        origins = argument_origins(self, self._flow, node) \
+            if called and self._flow is not None and node.args else ()
         unit.callsites.append(CallSite(
             callee, use, self.span(node), scope, release, release_span,
             self._observe(unit, scan, node, handle, scope),
             call=call if isinstance(call, Call) else None, handle_releases=handle_releases,
+            arg_origins=origins,
             result_used=result_used if result_used is not None else
             not called or self._result_checked(node),
             silenced=called and self._silently_caught(node)))
