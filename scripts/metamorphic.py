@@ -54,8 +54,17 @@ def _shrink(still: dict[str, set[str]]) -> None:
     text = TEST.read_text(encoding="utf-8")
     start = text.index("KNOWN_FAILING = {")
     end = text.index("\n}\n", start) + 3
+    comments: dict[str, list[str]] = {}  # the comment lines above each entry are kept
+    pending: list[str] = []
+    for line in text[start:end].splitlines()[1:]:
+        if line.strip().startswith("#"):
+            pending.append(line)
+        elif line.strip().startswith("'"):
+            comments[line.strip().split("'")[1]] = pending
+            pending = []
     lines = ["KNOWN_FAILING = {"]
     for rewrite in sorted(k for k, v in still.items() if v):
+        lines += comments.get(rewrite, [])
         lines.append(f"    {rewrite!r}: {{{', '.join(repr(c) for c in sorted(still[rewrite]))}}},")
     TEST.write_text(text[:start] + "\n".join(lines) + "\n}\n" + text[end:], encoding="utf-8")
 

@@ -514,7 +514,9 @@ class LockCalls:
                 continue
             check = checks.get(path)
             check_before = check is not None and self.line(check) <= self.line(call)
-            guarded = atomic and (self._exception_checked(call) or self._in_if_test(call))
+            # (a helper's creation may turn out atomic: semantics keeps it only if it is)
+            guarded = (atomic or bool(helper)) and (self._exception_checked(call) or
+                                                    self._in_if_test(call))
             removal = self._removal(path, call, calls)
             # a lock, not just "do not overwrite": a lock-like name, a PID in it, or removal
             looks_like_lock = bool(_LOCKISH.search(path)) or removal is not None or \

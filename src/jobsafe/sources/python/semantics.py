@@ -557,8 +557,8 @@ class Semantics:
             return None
         at = Where(where.rel, symbols.owner or where.unit, where.env)
         atomic = self._creates_argument(call, at, lock.path)
-        if atomic is None:
-            return None
+        if atomic is None or (not atomic and lock.existence_test is None):
+            return None  # not created there, or no lock without a test before it
         func = self.kind(call.func, at)
         return replace(lock, atomic=atomic, api=f"{func.rsplit(':', 1)[-1]}()",
                        existence_test=None if atomic else lock.existence_test)
@@ -568,6 +568,10 @@ class Semantics:
         """Whether a project function creates a path it is given (None: it does not; else
         whether it fails when the path exists), through the helpers it calls in turn."""
         func = self.kind(call.func, at)
+        if func.startswith("class:"):  # Guard(path): its constructor
+            _, crel, cls = func.split(":", 2)
+            init = self.class_method(crel, cls, "__init__")
+            func = f"function:{init[0]}:{init[1]}" if init is not None else ""
         if not func.startswith("function:") or depth > 4:
             return None
         rel, name = func[len("function:"):].split(":", 1)
@@ -730,43 +734,77 @@ class Semantics:
         decorator factory, a helper or context manager that takes the lock for its caller,
         a helper returning a lock object), each made of the abstraction's template with
         the arguments given here, and the hazards of the code around the use."""
-        found = self._taken(site, where)
-        facts = derive([(lock, site.observations) for lock in found], retries, spawn_context)
+        origins: list[tuple[str, Span]] = []
+        found = self._taken(site, where, origins=origins)
+        observations = site.observations
+        locked = [f for f in site.files if f.name in self._locked_handles(site, where)] \
+            if site.files else []
+        if locked:  # take(fh): a helper locking the caller's file object
+            observations = replace(observations, dropped=locked[0].dropped)
+            found = [replace(lock, path=lock.path or locked[0].path)
+                     if lock.kind in ("flock", "lockf") else lock for lock in found]
+        facts = derive([(lock, observations) for lock in found], retries, spawn_context)
         cluster = [lock for lock in found if lock.scope == "cluster"]
-        if cluster and site.arg_origins and site.call is not None:
-            facts += [CodeFact("lock-key-per-host", site.span, what, cluster[0], origin=origin)
-                      for what, origin in self._key_origins(site, where)]
+        if cluster and origins:
+            what, origin = origins[0]
+            facts.append(CodeFact("lock-key-per-host", site.span, what, cluster[0],
+                                  origin=origin))
         return found, facts
 
-    def _key_origins(self, site: CallSite, where: Where) -> list[tuple[str, Span]]:
-        """Per-host or per-run parts of the key a helper locks with, given at this site:
-        ``take(r, f"lock:{socket.gethostname()}")`` -> (what, where it is made)."""
-        origins = {key: (what, span) for key, what, span in site.arg_origins}
-        made = [(symbols.call, symbols.api, inner)
-                for _, symbols, inner in self._templates(site, where)]
-        obj = self.lock_object(site.callee, where)
-        if obj is not None:
-            made.append((obj[2], obj[0], obj[3]))
-        out = []
-        for call, api, inner in made:
-            key = _key_argument(call, api)
-            bound = self.argument(key, inner) if isinstance(key, Param) else None
-            if bound is None or (bound[1].rel, bound[1].unit) != (where.rel, where.unit):
+    def _locked_handles(self, site: CallSite, where: Where) -> list[str]:
+        """The caller's file objects a helper called here takes a kernel lock on."""
+        names = []
+        for _, symbols, inner in self._templates(site, where):
+            call = symbols.call
+            if symbols.api != "kernel" or call is None:
                 continue
-            out += [origins[k] for k, value in site.call.args
-                    if value == bound[0] and k in origins]
-        return out[:1]
+            fd = call.arg("fd", 0) or call.arg("file", 0)
+            if isinstance(fd, Call) and isinstance(fd.func, Attr) and fd.func.name == "fileno":
+                fd = fd.func.base
+            name = self._passed_name(fd, inner, where) if fd is not None else None
+            if name is not None:
+                names.append(name)
+        return names
+
+    def _key_origin(self, key: Value | None, where: Where, home: Where,
+                    home_site: CallSite) -> tuple[str, Span] | None:
+        """The per-host or per-run part of a lock key given at the outermost use site:
+        ``take(r, f"lock:{socket.gethostname()}")`` -> (what, where it is made)."""
+        if key is None or not home_site.arg_origins or home_site.call is None:
+            return None
+        for _ in range(_MAX_USE_DEPTH):  # back through the parameters it was given
+            if isinstance(key, Param):
+                found = self.argument(key, where)
+            elif isinstance(key, Attr) and isinstance(key.base, SelfRef):
+                found = self.class_attr(where.rel, key.base.cls, key.name, where.env)
+            else:
+                break
+            if found is None:
+                return None
+            key, where = found
+        if (where.rel, where.unit) != (home.rel, home.unit):
+            return None
+        origins = {k: (what, span) for k, what, span in home_site.arg_origins}
+        return next((origins[k] for k, value in home_site.call.args
+                     if value == key and k in origins), None)
 
     def _taken(self, site: CallSite, where: Where, depth: int = 0,
-               home: Where | None = None) -> list[Lock]:
-        """The locks a use site takes, placed at it (not yet judged); ``home``: the unit of
-        the outermost use, when this one is inside a function it calls."""
-        home = home or where
+               home: Where | None = None, home_site: CallSite | None = None,
+               origins: list | None = None) -> list[Lock]:
+        """The locks a use site takes, placed at it (not yet judged); ``home``/``home_site``:
+        the unit and site of the outermost use, when this one is inside a function it calls;
+        ``origins`` collects the per-host/per-run parts of their keys given there."""
+        home, home_site = home or where, home_site or site
+        origins = origins if origins is not None else []
         found: list[Lock] = []
         for template, symbols, inner in self._templates(site, where):
             lock = self.lock(template, symbols, inner)
             if lock is None:
                 continue
+            origin = self._key_origin(_key_argument(symbols.call, symbols.api), inner, home,
+                                      home_site) if lock.scope == "cluster" else None
+            if origin is not None:
+                origins.append(origin)
             held_here = site.use in ("with", "decorator", "acquire")
             release, release_span, scope = (site.release, site.release_span, site.scope_lines) \
                 if held_here else (lock.release, lock.release_span, site.scope_lines)
@@ -782,6 +820,11 @@ class Semantics:
         obj = self._acquired_object(site, where, home)
         if obj is not None:
             found.append(obj)
+            made = self.lock_object(site.callee, where)
+            origin = self._key_origin(_key_argument(made[2], made[0]), made[3], home,
+                                      home_site) if made is not None else None
+            if origin is not None:
+                origins.append(origin)
         if depth < _MAX_USE_DEPTH:  # what a function called takes for its caller, in turn
             releases = {name: (release, span, end)
                         for name, release, span, end in site.handle_releases}
@@ -792,7 +835,8 @@ class Semantics:
                     # the function returns what the acquisition answered: the caller checks
                     handed_back = inner_site.use in ("call", "acquire") and \
                         inner_site.call is not None and inner_site.call in unit.returns
-                    for lock in self._taken(inner_site, inner, depth + 1, home):
+                    for lock in self._taken(inner_site, inner, depth + 1, home, home_site,
+                                            origins):
                         if site.use != "decorator" and lock.release not in HELD_ON_RETURN:
                             continue  # let go of before the function returns
                         # (a decorator's wrapper holds what it takes around the function)

@@ -159,6 +159,18 @@ class CallSite:
     #: arguments that differ per host or per run (hostname, pid, uuid, time): (position
     #: "#i" or keyword, what makes them so, where) — a lock key a helper is given
     arg_origins: tuple[tuple[str, str, "Span"], ...] = ()
+    #: the caller's file objects passed in (a helper may lock them)
+    files: tuple["PassedFile", ...] = ()
+
+
+@dataclass(frozen=True)
+class PassedFile:
+    """A file object of the caller's, passed to a function called at a use site."""
+
+    name: str
+    path: str | None  # where the caller opened it
+    #: the caller returns right after, closing it (what a lock on it then lasts)
+    dropped: str | None = None
 
 
 #: the API of a lock file a project helper may create (``LockSymbols.api``)

@@ -16,7 +16,7 @@ import libcst as cst
 
 from ...model import Lock
 from .idempotency import KeyFlow, argument_origins
-from .symbols import UNKNOWN, Call, CallSite, LockSymbols, project_candidate
+from .symbols import UNKNOWN, Call, CallSite, LockSymbols, PassedFile, project_candidate
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -109,18 +109,24 @@ class UseSites:
             value = self.sym.value(call, unit)
             if isinstance(value, Call) and project_candidate(value.func):
                 releases = []
+                files = []
                 for arg in call.args:  # objects passed in and let go of here later
                     if isinstance(arg.value, cst.Name):
                         name = arg.value.value
-                        found = self._release_call(name, call, calls, ("release", "__exit__"))
+                        found = self._release_call(name, call, calls, ("release", "__exit__")) \
+                            or self._flock_unlock(name, calls, call)
                         release, span, end = self._release_kind(found, name, unit)
                         releases.append((name, release, span, end))
+                        path = self._opened_path(name, unit)
+                        if path is not None:  # a file object of ours
+                            files.append(PassedFile(name, path, self._dropped(unit, call, name)))
                 self._site(unit, scan, call, value, "call", (self.line(call), self.unit_end(unit)),
                            "process-exit", handle=self._assigned_to(call),
-                           handle_releases=tuple(releases))
+                           handle_releases=tuple(releases), files=tuple(files))
 
     def _site(self, unit: Unit, scan, node, callee, use, scope, release, release_span=None,
-              handle=None, handle_releases=(), result_used: bool | None = None) -> None:
+              handle=None, handle_releases=(), result_used: bool | None = None,
+              files=()) -> None:
         if callee is UNKNOWN:
             return
         called = type(node) is cst.Call
@@ -131,7 +137,7 @@ class UseSites:
             callee, use, self.span(node), scope, release, release_span,
             self._observe(unit, scan, node, handle, scope),
             call=call if isinstance(call, Call) else None, handle_releases=handle_releases,
-            arg_origins=origins,
+            arg_origins=origins, files=files,
             result_used=result_used if result_used is not None else
             not called or self._result_checked(node),
             silenced=called and self._silently_caught(node)))
