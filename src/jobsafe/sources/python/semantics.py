@@ -8,7 +8,7 @@ Every answer is memoised; recursion is bounded, so cycles in the project's code 
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -169,6 +169,14 @@ class Env:
     written). A closure's parameter is its outer function's (a decorator factory's)."""
 
     bindings: tuple[tuple[str, str, Value, Where], ...]
+    #: its hash, computed once: envs nest (a binding's Where has its own), and memo keys
+    #: hash them again and again
+    _hash: list = field(default_factory=list, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        if not self._hash:
+            self._hash.append(hash(self.bindings))
+        return self._hash[0]
 
     def get(self, owner: str, name: str) -> tuple[Value, Where] | None:
         return next(((v, w) for o, n, v, w in self.bindings if o == owner and n == name), None)
@@ -790,12 +798,30 @@ class Semantics:
 
     def _taken(self, site: CallSite, where: Where, depth: int = 0,
                home: Where | None = None, home_site: CallSite | None = None,
-               origins: list | None = None) -> list[Lock]:
+               origins: list | None = None, memo: dict | None = None) -> list[Lock]:
         """The locks a use site takes, placed at it (not yet judged); ``home``/``home_site``:
         the unit and site of the outermost use, when this one is inside a function it calls;
-        ``origins`` collects the per-host/per-run parts of their keys given there."""
+        ``origins`` collects the per-host/per-run parts of their keys given there; ``memo``:
+        the sites already followed from that outermost use (a call graph is walked once,
+        and a recursive one ends)."""
         home, home_site = home or where, home_site or site
         origins = origins if origins is not None else []
+        memo = memo if memo is not None else {}
+        # (one walk per function of the call graph: reached again by another path with other
+        # arguments, it keeps what the first path found — the price of a bounded walk)
+        key = (id(site), where.rel, where.unit)
+        if key in memo:
+            locks, added = memo[key]
+            origins.extend(added)
+            return locks
+        memo[key] = ([], [])  # a cycle back to this site takes nothing more
+        before = len(origins)
+        found = self._follow(site, where, depth, home, home_site, origins, memo)
+        memo[key] = (found, origins[before:])
+        return found
+
+    def _follow(self, site: CallSite, where: Where, depth: int, home: Where,
+                home_site: CallSite, origins: list, memo: dict) -> list[Lock]:
         found: list[Lock] = []
         for template, symbols, inner in self._templates(site, where):
             lock = self.lock(template, symbols, inner)
@@ -836,7 +862,7 @@ class Semantics:
                     handed_back = inner_site.use in ("call", "acquire") and \
                         inner_site.call is not None and inner_site.call in unit.returns
                     for lock in self._taken(inner_site, inner, depth + 1, home, home_site,
-                                            origins):
+                                            origins, memo):
                         if site.use != "decorator" and lock.release not in HELD_ON_RETURN:
                             continue  # let go of before the function returns
                         # (a decorator's wrapper holds what it takes around the function)
