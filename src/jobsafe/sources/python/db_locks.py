@@ -29,7 +29,10 @@ if TYPE_CHECKING:
 #: words without which a module takes no database lock this module recognises (the
 #: prefilter; a tuple is a conjunction)
 PREFILTER_TOKENS = ("select_for_update", "with_for_update", r"(?i)for\s+update",
-                    r"(?i)\block\s+(?:table\s+)?\S+\s+in\s", (r"\.update\(", r"\.filter(?:_by)?\(|\.where\("),
+                    r"(?i)\block\s+(?:table\s+)?\S+\s+in\s",
+                    # a claim: an update whose row count is kept, tested or returned
+                    (r"(?:=|\bif\b|\breturn\b|\bnot\b|\bwhile\b)[^\n#]*\.update\(",
+                     r"\.filter(?:_by)?\(|\.where\("),
                     (r"(?i)\bupdate\s+\w+\s+set\b", r"rowcount|returning|RETURNING"),
                     (r"IntegrityError", r"\.create\(|\.get_or_create\("))
 

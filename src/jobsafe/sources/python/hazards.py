@@ -229,25 +229,27 @@ class Hazards:
                 unit.is_generator or not handle or not handle.isidentifier():
             return None
         body = unit.node.body
+        line = self.line(at)
+        top = next((s for s in body.body if self.line(s) <= line <= self.end_line(s)), None)
+        if top is None or not isinstance(top, cst.SimpleStatementLine):
+            return None  # nested in with/try/if: not a bare "take the lock and return" helper
+        after = [s for s in body.body if self.line(s) > self.end_line(top)]
+        if not all(_is_return_or_pass(s) for s in after):
+            return None
         nodes = self._nodes_of(unit)
+        if not self._created_here(handle, nodes):
+            return None  # a parameter: the caller owns the file object
         returns = [n for n in nodes if isinstance(n, cst.Return)]
         if any(r.value is not None and handle in self.code(r.value) for r in returns):
             return None
-        if re.search(rf"\bglobal\s+{re.escape(handle)}\b", self.code(unit.node)):
+        if any(isinstance(n, cst.Global) and any(g.name.value == handle for g in n.names)
+               for n in nodes):
             return None
         if any(isinstance(n, cst.With) and any(i.asname is not None and
                                                self.code(i.asname.name) == handle
                                                for i in n.items) for n in nodes):
             return None  # the with block closes it: the scope is the block
-        if not self._created_here(handle, nodes):
-            return None  # a parameter: the caller owns the file object
-        top = next((s for s in body.body if contains(s, at)), None)
-        if top is None or not isinstance(top, cst.SimpleStatementLine):
-            return None  # nested in with/try/if: not a bare "take the lock and return" helper
-        after = [s for s in body.body if self.line(s) > self.end_line(top)]
-        if all(_is_return_or_pass(s) for s in after):
-            return f"{handle} is a local of {unit.name}(), closed when it returns"
-        return None
+        return f"{handle} is a local of {unit.name}(), closed when it returns"
 
 
 def _is_return_or_pass(stmt) -> bool:

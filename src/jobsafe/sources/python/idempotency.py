@@ -86,6 +86,7 @@ class KeyFlow:
         self.assigned: dict[str, cst.BaseExpression] = {}  # name -> last expression assigned
         self.dicts: dict[str, dict[str, cst.BaseExpression]] = {}
         self.added: set[str] = set()  # objects passed to session.add()
+        self.host_origins: dict[int, Origin | None] = {}  # node id -> _host_origin's answer
         self._run()
 
     # -- assignments, in source order
@@ -249,9 +250,18 @@ HOST_CALLS = {"socket.gethostname": "socket.gethostname()", "platform.node": "pl
 
 
 def _host_origin(an, flow: KeyFlow, node, depth: int = 0) -> Origin | None:
-    """A value that differs per host (hostname, node name) inside an expression."""
+    """A value that differs per host (hostname, node name) inside an expression (each node
+    judged once per function: names assigned from names would repeat the walk)."""
     if node is None or depth > 8:
         return None
+    key = id(node)
+    if key not in flow.host_origins:
+        flow.host_origins[key] = None  # a cycle of assignments finds nothing more
+        flow.host_origins[key] = _find_host_origin(an, flow, node, depth)
+    return flow.host_origins[key]
+
+
+def _find_host_origin(an, flow: KeyFlow, node, depth: int) -> Origin | None:
     if isinstance(node, cst.Name) and node.value in flow.assigned:
         return _host_origin(an, flow, flow.assigned[node.value], depth + 1)
     if isinstance(node, cst.Call):

@@ -16,7 +16,9 @@ from ...model import CodeFact, Lock, ParseError, Progress
 from ...suppress import may_hold_suppressions
 from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
+from .light import light_facts, needs_full_parse
 from .semantics import HELD_ON_RETURN, Semantics, Where, entered_sites
+from .symbols import LOCKISH_CALLS, CallSite, imported_names, site_names, value_names
 
 if TYPE_CHECKING:
     from ...cache import FileCache, StatIndex
@@ -79,6 +81,7 @@ class PythonIndex:
         #: display paths of modules the stat index vouched for, so never read
         self.unread: set[str] = set()
         self._matters: dict[str, bool] = {}
+        self._light: dict[str, ModuleFacts | None] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
         packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
         for rel in files:  # certbot/src/certbot/x.py is imported as certbot.x
@@ -119,8 +122,10 @@ class PythonIndex:
         spawn = self.module(rel)
         abstraction = (rel, unit.name) in self.abstractions
         for site in unit.callsites:
+            if spawn is None or not self.may_take(site, unit, spawn):
+                continue
             taken, hazards = self.semantics.at_use(site, where, unit.retries,
-                                                   bool(spawn and spawn.spawn_context))
+                                                   bool(spawn.spawn_context))
             if abstraction:  # what it still holds on return is taken at its uses
                 kept = [lock for lock in taken if lock.release not in HELD_ON_RETURN]
                 hazards = [f for f in hazards if f.lock is None or f.lock in kept]
@@ -129,6 +134,55 @@ class PythonIndex:
                 locks.setdefault(lock.span, lock)
             facts += hazards
         return list(locks.values()), facts
+
+    @cached_property
+    def lock_names(self) -> frozenset[str]:
+        """Names a use site must call (a function, class or method name) to reach a lock
+        through the project's code: those of the functions holding a lock when they return
+        or handing back a lock object, of lock classes, and of every function calling one of
+        them, in modules the prefilter keeps. A site calling nothing of these is not
+        followed (most calls: the ORM, logging, the standard library)."""
+        units = []
+        names: set[str] = set(LOCKISH_CALLS)
+        for rel in sorted(self.files):
+            facts = self.module(rel) if self.might_lock(rel) else None
+            if facts is None or facts.error is not None:
+                continue
+            for cls, info in facts.classes.items():
+                if imported_names({n for value in info.bases for n in value_names(value)},
+                                  facts) & names \
+                        or any(name in LOCKISH_CALLS for values in info.attrs.values()
+                               for value, _ in values for name in value_names(value)):
+                    names.add(cls)
+            for unit in facts.units.values():
+                units.append((facts, unit))
+                made = [*unit.returns, *unit.local_values.values()]
+                if any(unit.lock_symbols.get(lock.span) is not None and
+                       unit.lock_symbols[lock.span].escapes for lock in unit.locks) or \
+                        any(name in LOCKISH_CALLS for v in made for name in value_names(v)):
+                    names.update(unit.name.split("."))
+        grown = True
+        while grown:  # and the functions that call those, in turn
+            grown = False
+            for facts, unit in units:
+                if set(unit.name.split(".")) <= names:
+                    continue
+                if any(self.may_reach(site, unit, facts, names) for site in unit.callsites):
+                    names.update(unit.name.split("."))
+                    grown = True
+        return frozenset(names)
+
+    def may_take(self, site: CallSite, unit: Unit, facts: ModuleFacts) -> bool:
+        """Whether a use site may reach a lock through the project's code (see
+        ``lock_names``)."""
+        return self.may_reach(site, unit, facts, self.lock_names)
+
+    @staticmethod
+    def may_reach(site: CallSite, unit: Unit, facts: ModuleFacts, names) -> bool:
+        """A site calling one of ``names``, or whose callee cannot be named (a helper's
+        parameter: ``receiver.acquire()``)."""
+        named = site_names(site, unit, facts)
+        return not named or bool(named & names)
 
     @cached_property
     def abstractions(self) -> set[tuple[str, str]]:
@@ -143,8 +197,9 @@ class PythonIndex:
             for unit in facts.units.values():
                 # a manager handed back (return lease(...)) is entered by the caller
                 for site in entered_sites(unit, "with"):
-                    used.update((r, name) for r, name, _ in self.semantics.users_of(
-                        site.callee, site.use, Where(rel, unit.name)))
+                    if self.may_take(site, unit, facts):
+                        used.update((r, name) for r, name, _ in self.semantics.users_of(
+                            site.callee, site.use, Where(rel, unit.name)))
         return used
 
     def add(self, rel: str, f) -> None:
@@ -160,6 +215,22 @@ class PythonIndex:
     def module_rel(self, dotted: str) -> str | None:
         """The tree's module (or package) with this dotted name."""
         return self._by_dotted.get(dotted) or self._by_dotted.get(f"{dotted}.__init__")
+
+    def known(self, rel: str) -> ModuleFacts | None:
+        """A module as the semantics reads it: in full when it was parsed or the prefilter
+        keeps it or it makes clients, else its imports, constants and classes (``light``)."""
+        if rel in self._modules or self.might_lock(rel):
+            return self.module(rel)
+        if rel not in self._light:
+            f = self.files.get(rel)
+            text = self.read(f) if f is not None else None
+            if text is None:
+                self._light[rel] = None
+            elif needs_full_parse(text):
+                return self.module(rel)
+            else:
+                self._light[rel] = light_facts(f.display, text)
+        return self._light[rel]
 
     def module(self, rel: str) -> ModuleFacts | None:
         if rel not in self._modules:

@@ -502,9 +502,11 @@ class LockCalls:
         seen = set()
         creations = [(call, self._creation(call)) for call in calls]
         created_paths = {c[0] for _, c in creations if c is not None}
+        removed = self._removed_paths(calls)
+        tested_or_removed = bool(checks) or bool(removed)
         for call, created in creations:
-            helper = created is None and self._helper_creation(call, checks, calls,
-                                                                created_paths)
+            helper = created is None and tested_or_removed and \
+                self._helper_creation(call, checks, removed, created_paths)
             if helper:
                 created = helper
             if created is None:
@@ -540,7 +542,7 @@ class LockCalls:
             found.append((lock, call, path))
         return found
 
-    def _helper_creation(self, call: cst.Call, checks, calls,
+    def _helper_creation(self, call: cst.Call, checks, removed: dict[str, int],
                          created_paths) -> tuple[str, bool] | None:
         """A project call given a path that is tested before it or removed after it, and
         created nowhere else here: the helper may create it (``semantics`` decides)."""
@@ -550,14 +552,31 @@ class LockCalls:
         if not isinstance(value, Call) or not project_candidate(value.func):
             return None
         for arg in call.args:
+            if isinstance(arg.value, (cst.BaseNumber, cst.Lambda)):
+                continue
             path = self._path_text(arg.value)
             if path is None or path in created_paths:
                 continue
             check = checks.get(path)
-            if (check is not None and self.line(check) <= self.line(call)) or \
-                    self._removal(path, call, calls) is not None:
+            if check is not None and self.line(check) <= self.line(call):
+                return path, False
+            if removed.get(path, -1) >= self.line(call):
                 return path, False
         return None
+
+    def _removed_paths(self, calls) -> dict[str, int]:
+        """Path -> the last line a call of the unit removes it."""
+        out: dict[str, int] = {}
+        for c in calls:
+            if self.qualified(c.func) & apis.REMOVERS and c.args:
+                path = self._path_text(c.args[0].value)
+            elif isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir"):
+                path = self._path_text(c.func.value)
+            else:
+                continue
+            if path is not None:
+                out[path] = max(out.get(path, -1), self.line(c))
+        return out
 
     def _existence_checked(self, call: cst.Call) -> str | None:
         names = self.qualified(call.func)

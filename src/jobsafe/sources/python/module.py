@@ -28,7 +28,7 @@ from .hazards_model import derive
 from .idempotency import KeyFlow, helper_origins, key_facts
 from .lock_calls import LockCalls
 from .schedulers import scheduled_calls
-from .symbolize import Symbolizer, assigned_names, parameters
+from .symbolize import Symbolizer, assigned_names, bound_names, parameters
 from .symbols import Either
 from .uses import UseSites
 from .syntax import ParentMap, contains, dotted, is_main_guard, walk
@@ -235,7 +235,8 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
         self._stale: str | None = None
         literals = Evaluator({}, self.qualified)
         self.sym = Symbolizer(self.aliases, self.defined | assigned_names(module.body),
-                              lambda node: _literal(literals, node), self._constructor_span)
+                              lambda node: _literal(literals, node), self._constructor_span,
+                              self._local_names)
 
     def qualified(self, node) -> set[str]:
         """The dotted name an expression refers to (``{"fcntl.flock"}``), or an empty set."""
@@ -458,6 +459,14 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
             if id(n) in nested:
                 skip |= {id(x) for x in self.by_unit.get(id(n), [])}
         return [n for n in own if id(n) not in skip and id(n) not in nested]
+
+    def _local_names(self, unit: Unit) -> set[str]:
+        """The names a function's body binds and the functions defined right in it."""
+        own = self.by_unit.get(id(unit.node), [])
+        defs = [n for n in own if type(n) is cst.FunctionDef]
+        deeper = {id(x) for d in defs for x in self.by_unit.get(id(d), [])}
+        return bound_names(self._unit_nodes(unit.node)) | {
+            d.name.value for d in defs if id(d) not in deeper}
 
     def _nodes_of(self, unit: Unit) -> list:
         return self._module_nodes() if unit.name == MODULE else self._unit_nodes(unit.node)

@@ -192,7 +192,7 @@ class Semantics:
 
     # -- modules and names
     def facts(self, rel: str) -> ModuleFacts | None:
-        facts = self.index.module(rel)
+        facts = self.index.known(rel)
         return facts if facts is not None and facts.error is None else None
 
     def unit(self, where: Where) -> Unit | None:

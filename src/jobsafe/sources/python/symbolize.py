@@ -39,6 +39,11 @@ def parameters(node: cst.FunctionDef) -> tuple[tuple[str, ...], dict[str, cst.Ba
 
 def assigned_names(body) -> set[str]:
     """Names a unit's body binds (assignments, loop and ``with`` targets, imports)."""
+    return bound_names(walk_unit(body))
+
+
+def bound_names(nodes) -> set[str]:
+    """Names some nodes of a unit bind (its own nodes: ``assigned_names`` without a walk)."""
     out: set[str] = set()
 
     def targets(node):
@@ -50,7 +55,7 @@ def assigned_names(body) -> set[str]:
         elif isinstance(node, cst.StarredElement):
             targets(node.value)
 
-    for node in walk_unit(body):
+    for node in nodes:
         kind = type(node)
         if kind is cst.AssignTarget:
             targets(node.target)
@@ -83,13 +88,17 @@ class Symbolizer:
     """Turns expressions of one module into values, given the unit they are in."""
 
     def __init__(self, aliases: dict[str, str], module_names: set[str],
-                 evaluate_constant, span_of=None):
+                 evaluate_constant, span_of=None, local_names=None):
         self.aliases = aliases  # local name -> dotted name as imported
         self.module_names = module_names  # top-level functions, classes, assignments
         self.constant = evaluate_constant  # node -> float | str | None, literals only
         self._scopes: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {}
         self.units: dict[str, Unit] = {}  # by name, for the scopes around a nested function
         self.span_of = span_of  # node -> Span, for the calls (where findings may point)
+        #: unit -> the names its body binds and the functions defined in it (the module
+        #: analyser knows each unit's nodes; without it, the body is walked)
+        self.local_names = local_names or (
+            lambda unit: assigned_names(unit.node.body) | nested_functions(unit.node.body))
 
     def scope(self, unit: Unit | None) -> tuple[frozenset[str], frozenset[str], str | None]:
         """(parameters, locals, class of a method) of a unit."""
@@ -97,8 +106,7 @@ class Symbolizer:
             return frozenset(), frozenset(), None
         if unit.name not in self._scopes:
             params = frozenset(unit.params)
-            local = frozenset(assigned_names(unit.node.body) | nested_functions(unit.node.body)) \
-                - params
+            local = frozenset(self.local_names(unit)) - params
             parts = unit.name.split(".")
             cls = parts[-2] if len(parts) > 1 and unit.params and unit.params[0] == "self" \
                 else None

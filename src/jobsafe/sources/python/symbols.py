@@ -214,3 +214,61 @@ def project_candidate(func: Value) -> bool:
         func = func.base
     return isinstance(func, (Global, Imported, Local, Param, SelfRef)) and not (
         isinstance(func, Imported) and func.dotted.startswith("builtins."))
+
+
+#: calls whose result may be a lock object: library lock constructors by their last name,
+#: ``x.lock(...)``, ``functools.partial`` (of one)
+LOCKISH_CALLS = frozenset({
+    "Lock", "RLock", "FileLock", "UnixFileLock", "SoftFileLock", "ReadWriteLock",
+    "InterProcessLock", "LockFile", "LinkLockFile", "MkdirLockFile", "PIDLockFile",
+    "TimeoutPIDLockFile", "PidFile", "Redlock", "RedisLock", "SingleInstance", "Semaphore",
+    "BoundedSemaphore", "lock", "partial", "advisory_lock", "lock_task"})
+
+
+def value_names(value: Value, depth: int = 0) -> set[str]:
+    """The function, class or method names a value calls or names (``a.b.take(x)``:
+    take), for a quick "may this reach a lock" test."""
+    if depth > 6:
+        return set()
+    if isinstance(value, Call):
+        return value_names(value.func, depth + 1) | {
+            n for _, arg in value.args if isinstance(arg, Call)
+            for n in value_names(arg, depth + 1)}
+    if isinstance(value, Attr):
+        return {value.name}
+    if isinstance(value, Imported):
+        return {value.dotted.rsplit(".", 1)[-1]}
+    if isinstance(value, (Local, Global, Param)):
+        return {value.name}
+    if isinstance(value, SelfRef):
+        return {value.cls}
+    if isinstance(value, Either):
+        return {n for option in value.options for n in value_names(option, depth + 1)}
+    return set()
+
+
+def site_names(site: "CallSite", unit, facts) -> set[str]:
+    """What a use site may call, by name: its callee's names, and for a name used with
+    ``with``/``acquire()``, those of what the unit or module bound it to (``g = Guard()``;
+    ``self._lock = factory()``). Empty when nothing can be named (then it is followed)."""
+    callee = site.callee
+    names = value_names(callee)
+    bound: list = []
+    if isinstance(callee, Local) and callee.name in unit.local_values:
+        bound.append(unit.local_values[callee.name])
+    elif isinstance(callee, Global) and callee.name in facts.bindings:
+        bound.append(facts.bindings[callee.name])
+    elif isinstance(callee, Attr) and isinstance(callee.base, SelfRef):
+        info = facts.classes.get(callee.base.cls)
+        bound += [v for v, _ in info.attrs.get(callee.name, ())] if info is not None else []
+    elif isinstance(callee, Param):
+        return set()  # a helper given the object: follow it
+    for value in bound:
+        names |= value_names(value)
+    return imported_names(names, facts)
+
+
+def imported_names(names: set[str], facts) -> set[str]:
+    """Names with what they stand for when imported under another name (``from locks
+    import Guard as G``: G and Guard)."""
+    return names | {facts.imports[n].rsplit(".", 1)[-1] for n in names if n in facts.imports}

@@ -1,0 +1,126 @@
+"""What the semantics needs of a module no recogniser cares about, read with Python's own
+``ast`` (ten times quicker than libcst): its imports, its module-level constants and its
+classes' bases and class-body constants.
+
+A lock's TTL is often a constant of another module (``from app.constants import LOCK_TTL``)
+and a receiver's type an import chain through a package's ``__init__``; parsing each such
+module with libcst for that cost more than the rest of a run. Functions are not summarised
+here: a module that makes clients or locks mentions them and is parsed in full.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+
+from .facts import ClassInfo, ModuleFacts
+from .symbols import UNKNOWN, Attr, BinOp, Call, Const, Global, Imported, Value
+
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+              ast.Mod: "%", ast.BitOr: "|", ast.BitAnd: "&"}
+_BUILTINS = frozenset(dir(builtins))
+
+#: words of a module that makes clients or lock factories: parsed in full, not read here
+CLIENT_WORDS = ("edis", "alkey", "caches[", "create_engine", "sessionmaker",
+                "get_redis_connection")
+
+
+def needs_full_parse(text: str) -> bool:
+    return any(word in text for word in CLIENT_WORDS)
+
+
+def light_facts(display: str, text: str) -> ModuleFacts | None:
+    """The module's imports, constants and classes; None when Python cannot parse it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    facts = ModuleFacts(display)
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    facts.imports[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    facts.imports[head] = head
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if alias.name != "*":
+                    joined = f"{base}.{alias.name}" if not base.endswith(".") else \
+                        f"{base}{alias.name}"
+                    facts.imports[alias.asname or alias.name] = joined
+    reader = _Reader(facts.imports)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name):
+            facts.bindings[node.targets[0].id] = reader.value(node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and \
+                isinstance(node.target, ast.Name):
+            facts.bindings[node.target.id] = reader.value(node.value)
+        elif isinstance(node, ast.ClassDef):
+            info = ClassInfo(bases=tuple(reader.value(b) for b in node.bases))
+            for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    info.methods.append(stmt.name)
+                elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                        isinstance(stmt.targets[0], ast.Name):
+                    info.attrs.setdefault(stmt.targets[0].id, []).append(
+                        (reader.value(stmt.value), ""))
+            facts.classes[node.name] = info
+    return facts
+
+
+class _Reader:
+    """Module-level expressions as the symbolic values ``symbolize`` makes of them."""
+
+    def __init__(self, imports: dict[str, str]):
+        self.imports = imports
+
+    def value(self, node: ast.expr, depth: int = 0) -> Value:
+        if depth > 40:
+            return UNKNOWN
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, bool) or value is None or isinstance(value, str):
+                return Const(value)
+            if isinstance(value, (int, float)):
+                return Const(float(value))
+            return UNKNOWN
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = self.value(node.operand, depth + 1)
+            if isinstance(inner, Const) and isinstance(inner.value, float):
+                return Const(-inner.value)
+            return UNKNOWN
+        if isinstance(node, ast.Name):
+            if node.id in self.imports:
+                return Imported(self.imports[node.id])
+            if node.id in ("None", "True", "False"):
+                return Const({"None": None, "True": True, "False": False}[node.id])
+            if node.id in _BUILTINS:
+                return Imported(f"builtins.{node.id}")
+            return Global(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.value(node.value, depth + 1)
+            return Imported(f"{base.dotted}.{node.attr}") if isinstance(base, Imported) \
+                else Attr(base, node.attr)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return BinOp(_OPERATORS[type(node.op)], self.value(node.left, depth + 1),
+                         self.value(node.right, depth + 1))
+        if isinstance(node, ast.Call):
+            args: list[tuple[str, Value]] = []
+            star = False
+            position = 0
+            for arg in node.args:
+                if isinstance(arg, ast.Starred):
+                    star = True
+                    continue
+                args.append((f"#{position}", self.value(arg, depth + 1)))
+                position += 1
+            for keyword in node.keywords:
+                if keyword.arg is None:
+                    star = True
+                    continue
+                args.append((keyword.arg, self.value(keyword.value, depth + 1)))
+            return Call(self.value(node.func, depth + 1), tuple(args), star)
+        return UNKNOWN
