@@ -18,7 +18,8 @@ from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
 from .light import light_facts, needs_full_parse
 from .semantics import HELD_ON_RETURN, Semantics, Where, entered_sites
-from .symbols import LOCKISH_CALLS, CallSite, imported_names, site_names, value_names
+from .symbols import (LOCKISH_CALLS, CallSite, imported_names, makes_lock, site_names,
+                      value_names)
 
 if TYPE_CHECKING:
     from ...cache import FileCache, StatIndex
@@ -151,24 +152,25 @@ class PythonIndex:
             for cls, info in facts.classes.items():
                 if imported_names({n for value in info.bases for n in value_names(value)},
                                   facts) & names \
-                        or any(name in LOCKISH_CALLS for values in info.attrs.values()
-                               for value, _ in values for name in value_names(value)):
+                        or any(makes_lock(value) for values in info.attrs.values()
+                               for value, _ in values):
                     names.add(cls)
             for unit in facts.units.values():
                 units.append((facts, unit))
                 made = [*unit.returns, *unit.local_values.values()]
                 if any(unit.lock_symbols.get(lock.span) is not None and
-                       unit.lock_symbols[lock.span].escapes for lock in unit.locks) or \
-                        any(name in LOCKISH_CALLS for v in made for name in value_names(v)):
-                    names.update(unit.name.split("."))
+                       unit.lock_symbols[lock.span].escapes and lock.scope != "process"
+                       for lock in unit.locks) or any(makes_lock(v) for v in made):
+                    names.update(_callable_names(unit.name))
         grown = True
         while grown:  # and the functions that call those, in turn
             grown = False
             for facts, unit in units:
-                if set(unit.name.split(".")) <= names:
+                own = _callable_names(unit.name)
+                if own <= names:
                     continue
                 if any(self.may_reach(site, unit, facts, names) for site in unit.callsites):
-                    names.update(unit.name.split("."))
+                    names.update(own)
                     grown = True
         return frozenset(names)
 
@@ -229,7 +231,13 @@ class PythonIndex:
             elif needs_full_parse(text):
                 return self.module(rel)
             else:
-                self._light[rel] = light_facts(f.display, text)
+                key = self.cache.key("python-light", f.display, text) if self.cache else None
+                facts = self.cache.get(key) if self.cache else None
+                if not isinstance(facts, ModuleFacts):
+                    facts = light_facts(f.display, text)
+                    if self.cache and facts is not None:
+                        self.cache.put(key, facts)
+                self._light[rel] = facts
         return self._light[rel]
 
     def module(self, rel: str) -> ModuleFacts | None:
@@ -387,6 +395,14 @@ class PythonIndex:
             if target_rel is not None:
                 return target_rel, ".".join(parts[cut:])
         return None
+
+
+def _callable_names(unit: str) -> set[str]:
+    """The name a use site calls a unit by: a function's (the outermost, for a decorator
+    factory's wrapper), a method's class (``self.x()``, ``Guard()``, ``obj.run()`` name
+    the class or an instance of it, not the method); none for the module body."""
+    head = unit.split(".", 1)[0]
+    return set() if head.startswith("<") else {head}
 
 
 def _import_name(rel: str, packages: set[str]) -> str | None:

@@ -189,6 +189,7 @@ class Semantics:
     def __init__(self, index: "PythonIndex"):
         self.index = index
         self._kinds: dict[tuple, str] = {}
+        self._users_memo: dict[tuple, list] = {}
 
     # -- modules and names
     def facts(self, rel: str) -> ModuleFacts | None:
@@ -922,7 +923,16 @@ class Semantics:
         return self.users_of(site.callee, site.use, where)
 
     def users_of(self, value: Value, use: str, where: Where,
-                  depth: int = 0) -> list[tuple[str, str, Env | None]]:
+                 depth: int = 0) -> list[tuple[str, str, Env | None]]:
+        """The units a use of ``value`` (with / decorator / call / acquire) runs, with
+        their arguments bound (memoised: the same callee is used from many sites)."""
+        key = (value, use, where)
+        if key not in self._users_memo:
+            self._users_memo[key] = self._find_users(value, use, where, depth)
+        return self._users_memo[key]
+
+    def _find_users(self, value: Value, use: str, where: Where,
+                    depth: int) -> list[tuple[str, str, Env | None]]:
         callee, at = self._instance_call(value, where)
         env = at.env
         if isinstance(callee, Either) and depth < 4:  # with (Guard() if x else nullcontext())

@@ -217,12 +217,35 @@ def project_candidate(func: Value) -> bool:
 
 
 #: calls whose result may be a lock object: library lock constructors by their last name,
-#: ``x.lock(...)``, ``functools.partial`` (of one)
+#: ``x.lock(...)`` (and ``functools.partial`` of one, see ``makes_lock``)
 LOCKISH_CALLS = frozenset({
     "Lock", "RLock", "FileLock", "UnixFileLock", "SoftFileLock", "ReadWriteLock",
     "InterProcessLock", "LockFile", "LinkLockFile", "MkdirLockFile", "PIDLockFile",
     "TimeoutPIDLockFile", "PidFile", "Redlock", "RedisLock", "SingleInstance", "Semaphore",
-    "BoundedSemaphore", "lock", "partial", "advisory_lock", "lock_task"})
+    "BoundedSemaphore", "lock", "advisory_lock", "lock_task"})
+
+
+#: lock constructors that only exclude threads of one process: not a job's guard, so not
+#: worth following the code that makes them (a web framework makes dozens)
+_THREAD_LOCKS = ("threading.", "asyncio.", "multiprocessing.")
+
+
+def makes_lock(value: Value, depth: int = 0) -> bool:
+    """Whether a value may be (or make) a lock object shared beyond the process: a library
+    lock constructor, ``x.lock(...)``, a ``functools.partial`` of one."""
+    if depth > 6 or not isinstance(value, (Call, Either)):
+        return False
+    if isinstance(value, Either):
+        return any(makes_lock(option, depth + 1) for option in value.options)
+    func = value.func
+    if isinstance(func, Imported) and func.dotted.startswith(_THREAD_LOCKS):
+        return False
+    names = value_names(func)
+    if "partial" in names:  # functools.partial(redis_lock.Lock, conn)
+        first = value.arg(None, 0)
+        return first is not None and bool(value_names(first) & LOCKISH_CALLS)
+    return bool(names & LOCKISH_CALLS) or any(makes_lock(arg, depth + 1)
+                                              for _, arg in value.args)
 
 
 def value_names(value: Value, depth: int = 0) -> set[str]:
@@ -254,15 +277,21 @@ def site_names(site: "CallSite", unit, facts) -> set[str]:
     callee = site.callee
     names = value_names(callee)
     bound: list = []
-    if isinstance(callee, Local) and callee.name in unit.local_values:
-        bound.append(unit.local_values[callee.name])
-    elif isinstance(callee, Global) and callee.name in facts.bindings:
-        bound.append(facts.bindings[callee.name])
-    elif isinstance(callee, Attr) and isinstance(callee.base, SelfRef):
-        info = facts.classes.get(callee.base.cls)
-        bound += [v for v, _ in info.attrs.get(callee.name, ())] if info is not None else []
-    elif isinstance(callee, Param):
-        return set()  # a helper given the object: follow it
+    node = callee.func if isinstance(callee, Call) else callee
+    while True:  # the receivers of a method call too: obj.run() with obj = Guard()
+        if isinstance(node, Local) and node.name in unit.local_values:
+            bound.append(unit.local_values[node.name])
+        elif isinstance(node, Global) and node.name in facts.bindings:
+            bound.append(facts.bindings[node.name])
+        elif isinstance(node, Attr) and isinstance(node.base, SelfRef):
+            info = facts.classes.get(node.base.cls)
+            bound += [v for v, _ in info.attrs.get(node.name, ())] if info is not None else []
+        elif isinstance(node, Param) and node is callee:
+            return set()  # a helper given the object: follow it
+        if not isinstance(node, (Attr, Item)):
+            break
+        node = node.base
+        names |= value_names(node)
     for value in bound:
         names |= value_names(value)
     return imported_names(names, facts)
