@@ -11,9 +11,12 @@ from .facts import ScheduledCall
 from .values import argument
 
 #: words without which a module declares no schedule (the prefilter)
-PREFILTER_TOKENS = ("beat_schedule", "CELERYBEAT", "add_job", "scheduled_job", r"every\(",
-                    "periodic_task", "CRONJOBS", "Scheduler", "CronJobBase", "run_pending",
-                    "add_periodic_task")
+PREFILTER_TOKENS = (r"(?i)beat_schedule", "CELERYBEAT", "add_job", "scheduled_job",
+                    r"every\(", "periodic_task", "CRONJOBS", "Scheduler", "CronJobBase",
+                    "run_pending", "add_periodic_task",
+                    # Celery beat entries in a dict of any name: {"x": {"task": …, "schedule": …}}
+                    (r"[\"']task[\"']\s*:", r"[\"']schedule[\"']\s*:"))
+_BEAT_NAMES = ("beat_schedule", "CELERYBEAT_SCHEDULE", "CELERY_BEAT_SCHEDULE")
 _CELERY_CRONTAB = {"celery.schedules.crontab"}
 _CLOCK = re.compile(r"^([01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?$")  # "10:30", "02:30:00"
 _HUEY_PERIODIC = {"periodic_task", "db_periodic_task"}
@@ -29,11 +32,14 @@ def scheduled_calls(an, nodes) -> list[ScheduledCall]:
         if type(node) not in _SCHEDULE_NODES:  # exact types: see module._PREPASS_NODES
             continue
         if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Dict, cst.List)):
-            target = an.code(node.targets[0].target)
-            if target.endswith(("beat_schedule", "CELERYBEAT_SCHEDULE", "CELERY_BEAT_SCHEDULE")) \
-                    and isinstance(node.value, cst.Dict):
+            target = node.targets[0].target
+            if isinstance(node.value, cst.Dict) and _beat_entries(an, node.value):
+                # a beat schedule, whatever its name (PERIODIC_TASKS = {...} merged later)
                 found += _beat_schedule(an, node.value)
-            elif target == "CRONJOBS" and isinstance(node.value, cst.List):
+            elif isinstance(target, cst.Subscript) and isinstance(node.value, cst.Dict) and \
+                    an.code(target.value).endswith(_BEAT_NAMES):
+                found += _beat_entry(an, node, node.value)  # conf.beat_schedule["x"] = {...}
+            elif an.code(target) == "CRONJOBS" and isinstance(node.value, cst.List):
                 found += _cronjobs(an, node.value)
         elif isinstance(node, cst.Call):
             found += _call(an, node)
@@ -46,19 +52,31 @@ def scheduled_calls(an, nodes) -> list[ScheduledCall]:
     return found
 
 
+def _beat_entries(an, value: cst.Dict) -> bool:
+    """A dict of Celery beat entries: some value is a dict with "task" and "schedule"."""
+    return any(isinstance(e, cst.DictElement) and isinstance(e.value, cst.Dict) and
+               {"task", "schedule"} <= {an.eval.string(k.key) for k in e.value.elements
+                                        if isinstance(k, cst.DictElement)}
+               for e in value.elements)
+
+
 def _beat_schedule(an, value: cst.Dict) -> list[ScheduledCall]:
     out = []
     for element in value.elements:
-        if not isinstance(element, cst.DictElement) or not isinstance(element.value, cst.Dict):
-            continue
-        entry = {an.eval.string(e.key): e.value for e in element.value.elements
-                 if isinstance(e, cst.DictElement)}
-        task = an.eval.string(entry.get("task"))
-        if not task or "schedule" not in entry:
-            continue
-        cron, interval, text = _celery_schedule(an, entry["schedule"])
-        out.append(ScheduledCall("celery", an.span(element), task, cron, interval, text))
+        if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Dict):
+            out += _beat_entry(an, element, element.value)
     return out
+
+
+def _beat_entry(an, at, value: cst.Dict) -> list[ScheduledCall]:
+    """One beat entry ``{"task": ..., "schedule": ...}``, reported at ``at``."""
+    entry = {an.eval.string(e.key): e.value for e in value.elements
+             if isinstance(e, cst.DictElement)}
+    task = an.eval.string(entry.get("task"))
+    if not task or "schedule" not in entry:
+        return []
+    cron, interval, text = _celery_schedule(an, entry["schedule"])
+    return [ScheduledCall("celery", an.span(at), task, cron, interval, text)]
 
 
 def _celery_schedule(an, node):
@@ -70,6 +88,8 @@ def _celery_schedule(an, node):
             text = _field(an, argument(node, key, pos))
             if text is None:
                 return None, None, an.code(node)  # computed at run time: when is unknown
+            if key == "day_of_week":  # Celery reads a day's name by its first three letters
+                text = re.sub(r"[A-Za-z]+", lambda m: m.group(0)[:3].lower(), text)
             fields.append(text.replace(" ", ""))
         return " ".join(fields), None, an.code(node)
     seconds = an.eval.number(node)
@@ -110,6 +130,10 @@ def _call(an, call: cst.Call) -> list[ScheduledCall]:
         return _apscheduler(an, call, argument(call, "func", 0), argument(call, "trigger", 1), call)
     if method == "do" and call.args:
         return _schedule_lib(an, call)
+    if method == "update" and an.code(func.value).endswith("conf"):  # app.conf.update(...)
+        schedule = next((a.value for a in call.args if a.keyword is not None and
+                         a.keyword.value.endswith(_BEAT_NAMES)), None)
+        return _beat_schedule(an, schedule) if isinstance(schedule, cst.Dict) else []
     if method == "add_periodic_task" and len(call.args) >= 2:
         cron, interval, text = _celery_schedule(an, call.args[0].value)
         sig = call.args[1].value
