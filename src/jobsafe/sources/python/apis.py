@@ -48,6 +48,10 @@ LOCK_CONSTRUCTORS: dict[str, LockApi] = {
                                      key_arg="lock_file"),
     "filelock.SoftFileLock": LockApi("soft-filelock", "host", stale="none", wait_arg="timeout",
                                      wait_pos=1, key_arg="lock_file"),
+    # taken by its write_lock(timeout=…) (exclusive); read_lock() is shared: readers do not
+    # exclude each other, so it guards no job against its own next run
+    "filelock.ReadWriteLock": LockApi("filelock", "host", wait_arg="timeout", wait_pos=1,
+                                      key_arg="lock_file"),
     "portalocker.Lock": LockApi("portalocker", "host", wait_arg="timeout", wait_pos=2,
                                 wait_default=5.0, key_arg="filename"),
     "portalocker.utils.Lock": LockApi("portalocker", "host", wait_arg="timeout", wait_pos=2,
@@ -112,6 +116,9 @@ LOCK_CONSTRUCTORS: dict[str, LockApi] = {
     "asyncio.Lock": LockApi("asyncio.Lock", "process", key_pos=None),
     "asyncio.Semaphore": LockApi("asyncio.Semaphore", "process", key_pos=None),
 }
+
+#: lock objects taken through a method that hands back the held lock: (constructor, method)
+ACQUIRING_METHODS = {("filelock.ReadWriteLock", "write_lock")}
 
 #: redis-py client method ``r.lock(name, timeout=None, ..., blocking_timeout=None)``
 REDIS_CLIENT_LOCK = LockApi("redis-lock", "cluster", stale="ttl", ttl_arg="timeout", ttl_pos=1,

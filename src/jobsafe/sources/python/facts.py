@@ -34,6 +34,8 @@ class Unit:
     returns: list[Value] = field(default_factory=list)
     #: names the body calls (``fn(*args)`` in a decorator's wrapper calls its parameter)
     called_names: set[str] = field(default_factory=set)
+    #: a context manager's ``yield`` lines: what it holds there, its caller's block holds
+    yield_lines: list[int] = field(default_factory=list)
     #: ``super().__init__(...)`` in a constructor: what a library base class is given
     super_init: Value | None = None
     callsites: list[CallSite] = field(default_factory=list)

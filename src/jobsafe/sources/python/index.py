@@ -127,8 +127,10 @@ class PythonIndex:
                 continue
             taken, hazards = self.semantics.at_use(site, where, unit.retries,
                                                    bool(spawn.spawn_context))
-            if abstraction:  # what it still holds on return is taken at its uses
-                kept = [lock for lock in taken if lock.release not in HELD_ON_RETURN]
+            if abstraction:  # what it holds on return or where it yields: taken at its uses
+                kept = [lock for lock in taken if lock.release not in HELD_ON_RETURN and
+                        not any(lock.scope_lines[0] <= line <= lock.scope_lines[1]
+                                for line in unit.yield_lines)]
                 hazards = [f for f in hazards if f.lock is None or f.lock in kept]
                 taken = kept
             for lock in taken:

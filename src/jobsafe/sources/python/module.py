@@ -374,10 +374,13 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
                             star_kwargs=node.params.star_kwarg.name.value
                             if node.params.star_kwarg is not None else None)
                 unit.defaults = {k: self.sym.value(v, None) for k, v in defaults.items()}
-                unit.is_generator = any(type(n) is cst.Yield for n in self._unit_nodes(node))
+                yields = [n for n in self._unit_nodes(node) if type(n) is cst.Yield]
+                unit.is_generator = bool(yields)
                 unit.is_contextmanager = bool(decorators & apis.CONTEXT_MANAGER_DECORATORS) or \
                     any(d.split(".")[-1] in ("contextmanager", "asynccontextmanager")
                         for d in decorators)
+                if unit.is_contextmanager:  # where the caller's with-block runs
+                    unit.yield_lines = [self.line(n) for n in yields]
                 units.append(unit)
             elif isinstance(node, cst.ClassDef):
                 methods = [s.name.value for s in node.body.body if isinstance(s, cst.FunctionDef)]

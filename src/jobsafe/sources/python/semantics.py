@@ -864,7 +864,11 @@ class Semantics:
                         inner_site.call is not None and inner_site.call in unit.returns
                     for lock in self._taken(inner_site, inner, depth + 1, home, home_site,
                                             origins, memo):
-                        if site.use != "decorator" and lock.release not in HELD_ON_RETURN:
+                        entered = site.use == "with" and any(
+                            lock.scope_lines[0] <= line <= lock.scope_lines[1]
+                            for line in unit.yield_lines)  # held where a manager yields
+                        if site.use != "decorator" and not entered and \
+                                lock.release not in HELD_ON_RETURN:
                             continue  # let go of before the function returns
                         # (a decorator's wrapper holds what it takes around the function)
                         release, release_span, end = lock.release, lock.release_span, \
@@ -1094,6 +1098,13 @@ class Semantics:
             return None
         if not isinstance(value, Call):
             return None
+        if isinstance(value.func, Attr):  # rw.write_lock(timeout=30): the lock, taken so
+            base = self.lock_object(value.func.base, where, depth + 1)
+            if base is not None and (base[0], value.func.name) in apis.ACQUIRING_METHODS:
+                name, api, ctor, at = base
+                return name, api, Call(ctor.func, ctor.args + tuple(
+                    (k, v) for k, v in value.args if not k.startswith("#")), ctor.star,
+                    value.span), at
         partial = self.partial(value.func, where)
         if partial is not None:  # functools.partial(redis_lock.Lock, conn)(name, expire=…)
             value = partial.applied(value)
