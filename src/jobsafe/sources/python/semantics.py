@@ -864,7 +864,7 @@ class Semantics:
                         inner_site.call is not None and inner_site.call in unit.returns
                     for lock in self._taken(inner_site, inner, depth + 1, home, home_site,
                                             origins, memo):
-                        entered = site.use == "with" and any(
+                        entered = site.use in ("with", "acquire") and any(
                             lock.scope_lines[0] <= line <= lock.scope_lines[1]
                             for line in unit.yield_lines)  # held where a manager yields
                         if site.use != "decorator" and not entered and \
@@ -876,7 +876,7 @@ class Semantics:
                         handle = self._passed_name(inner_site.callee, inner, where)
                         if handle in releases:  # an object of the caller's, let go of there
                             release, release_span, end = releases[handle]
-                        elif site.use in ("with", "decorator"):  # __exit__, the wrapper
+                        elif site.use in ("with", "decorator") or entered:  # __exit__, wrapper
                             release, release_span, end = site.release, site.release_span, \
                                 site.scope_lines[1]
                         found.append(replace(
