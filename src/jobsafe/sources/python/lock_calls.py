@@ -137,12 +137,11 @@ class LockCalls:
             spec = bindings.get(self.code(expr))
         if spec is None:
             return None
-        wait = self._wait(spec.api, spec.ctor, call if call is not spec.ctor else None)
-        blocking = wait is None or wait > 0
+        blocking, wait = self._wait(spec.api, spec.ctor, call if call is not spec.ctor else None)
         # a manager that tries once tells its body through ``as``: ``as acquired: if acquired``
         return self._make_lock(spec, expr, unit, release="with",
                                scope=(self.line(w), self.end_line(w)), blocking=blocking,
-                               wait=wait, try_lock=not blocking and spec.api.yields_acquired,
+                               wait=wait, try_lock=blocking is False and spec.api.yields_acquired,
                                checked=item.asname is not None)
 
     def _decorator_locks(self, unit: Unit):
@@ -155,14 +154,17 @@ class LockCalls:
             spec = self._constructor(d) if isinstance(d, cst.Call) else None
             if spec is None or spec.api.kind != "huey-lock":
                 continue  # lock objects used as decorators are Huey's only, so far
-            wait = self._wait(spec.api, spec.ctor, None)
+            blocking, wait = self._wait(spec.api, spec.ctor, None)
             found.append((self._make_lock(spec, d, unit, release="with",
                                           scope=(self.line(unit.node), self.unit_end(unit)),
-                                          blocking=wait is None or wait > 0, wait=wait), d, None))
+                                          blocking=blocking, wait=wait), d, None))
         return found
 
-    def _wait(self, api: apis.LockApi, ctor: cst.Call, acquire: cst.Call | None) -> float | None:
-        """Seconds the acquisition may wait (None: forever; 0: does not wait)."""
+    def _wait(self, api: apis.LockApi, ctor: cst.Call,
+              acquire: cst.Call | None) -> tuple[bool | None, float | None]:
+        """Whether the acquisition waits (None: a wait is given that this module cannot
+        read, such as a setting: the tree reads it) and for how many seconds (None: for
+        ever)."""
         for call, keyword, pos in ((acquire, "timeout", 0), (acquire, "blocking_timeout", None),
                                    (ctor, api.wait_arg, api.wait_pos)):
             if call is None or keyword is None:
@@ -170,25 +172,29 @@ class LockCalls:
             value = argument(call, keyword, pos)
             if value is not None:
                 if self.eval.is_none(value):
-                    return None
+                    return True, None
                 number = self.eval.number(value)
-                return None if number is not None and number < 0 else number
+                if number is None:
+                    return None, None  # set, not known here: never "waits for ever"
+                return (True, None) if number < 0 else (number > 0, number)
         if acquire is not None:
             blocking = argument(acquire, "blocking", None)
             if blocking is not None and self.eval.falsy(blocking):
-                return 0.0
+                return False, 0.0
             positional = argument(acquire, None, 0)
             if positional is not None and self.eval.falsy(positional) and \
                     not isinstance(positional, cst.Integer):
-                return 0.0
+                return False, 0.0
         if ctor is not None and api.blocking_arg:
             blocking = argument(ctor, api.blocking_arg, None)
             if blocking is not None and self.eval.falsy(blocking):
-                return 0.0
-        return api.wait_default
+                return False, 0.0
+        wait = api.wait_default
+        return wait is None or wait > 0, wait
 
     def _make_lock(self, spec: LockSpec, at, unit: Unit, *,
-                   release: str, scope, blocking: bool, wait, try_lock=False, checked=None,
+                   release: str, scope, blocking: bool | None, wait, try_lock=False,
+                   checked=None,
                    release_span=None) -> Lock:
         api_name, api, ctor = spec.name, spec.api, spec.ctor
         ttl = None
@@ -256,14 +262,14 @@ class LockCalls:
         return None
 
     def _acquire(self, call, receiver, spec: LockSpec, unit: Unit, calls):
-        wait = self._wait(spec.api, spec.ctor, call)
-        try_lock = wait is not None and wait == 0
+        blocking, wait = self._wait(spec.api, spec.ctor, call)
+        try_lock = blocking is False
         checked = self._result_checked(call)
         handle = self.code(receiver) if not isinstance(receiver, cst.Call) else None
         release_call = self._release_call(handle, call, calls, ("release",)) if handle else None
         release, release_span, end = self._release_kind(release_call, handle, unit)
         lock = self._make_lock(spec, call, unit, release=release,
-                               scope=(self.line(call), end), blocking=not try_lock, wait=wait,
+                               scope=(self.line(call), end), blocking=blocking, wait=wait,
                                try_lock=try_lock, checked=checked, release_span=release_span)
         if isinstance(receiver, cst.Call) and self._statement_expression(call):
             unit.facts.append(CodeFact("handle-dropped", self.span(call),

@@ -669,6 +669,12 @@ class Semantics:
             key = self.string(call.arg(api.key_arg, api.key_pos), at)
             if key is not None:
                 changes["path" if api.scope == "host" else "key"] = key
+        if lock.blocking is None:  # timeout=settings.LOCK_WAIT: the module could not read it
+            blocking, wait = self.wait(api, call, at, None, at)
+            if blocking is not None:
+                changes.update(blocking=blocking, wait_seconds=wait if blocking else None,
+                               try_lock=not blocking and (lock.release != "with" or
+                                                          api.yields_acquired))
         flag = call.arg(api.blocking_arg, None) if api.blocking_arg else None
         if flag is not None and not isinstance(flag, Const):  # blocking=wait, a parameter
             value = self.constant(flag, at)
@@ -1033,15 +1039,15 @@ class Semantics:
         if found is None:
             return None
         name, api, ctor, at = found
-        wait = self.wait(api, ctor, at, site.call if site.use == "acquire" else None, where)
-        blocking = wait is None or wait > 0
+        blocking, wait = self.wait(api, ctor, at, site.call if site.use == "acquire" else None,
+                                   where)
         given = ctor.arg(api.ttl_arg, api.ttl_pos) if api.ttl_arg or api.ttl_pos is not None \
             else None
         ttl = api.ttl_default if given is None and not ctor.star else UNKNOWN_TTL
         base = Lock(kind=api.kind, scope=api.scope, span=site.span, ttl_seconds=ttl,
                     stale_handling=api.stale if api.scope != "process" else "process",
                     blocking=blocking, wait_seconds=wait if blocking else None,
-                    api=name, try_lock=not blocking,
+                    api=name, try_lock=blocking is False,
                     # entering a manager that raises when busy checks it; one that yields
                     # the answer leaves it to ``as``
                     result_checked=site.result_used
@@ -1054,9 +1060,10 @@ class Semantics:
         return self.lock(base, LockSymbols(call=ctor, api=name, owner=at.unit), at)
 
     def wait(self, api, ctor: Call, at: Where, acquire: Call | None,
-             where: Where) -> float | None:
-        """Seconds an acquisition may wait (None: for ever; 0: it does not wait), from the
-        acquiring call's and the constructor's arguments."""
+             where: Where) -> tuple[bool | None, float | None]:
+        """Whether an acquisition waits (None: not known statically) and for how many
+        seconds (None: for ever), from the acquiring call's and the constructor's
+        arguments."""
         for call, keyword, pos, context in ((acquire, "timeout", 0, where),
                                             (acquire, "blocking_timeout", None, where),
                                             (ctor, api.wait_arg, api.wait_pos, at)):
@@ -1064,16 +1071,19 @@ class Semantics:
             if value is not None:
                 constant = self.constant(value, context)
                 if constant is not None and constant.value is None:
-                    return None
+                    return True, None
                 number = self.number(value, context)
-                return None if number is not None and number < 0 else number
+                if number is None:
+                    return None, None
+                return (True, None) if number < 0 else (number > 0, number)
         for call, keyword, context in ((acquire, "blocking", where), (ctor, api.blocking_arg, at)):
             blocking = call.arg(keyword, 0 if call is acquire else None) \
                 if call is not None and keyword else None
             constant = self.constant(blocking, context) if blocking is not None else None
             if constant is not None and constant.value in (False, None, 0):
-                return 0.0
-        return api.wait_default
+                return False, 0.0
+        wait = api.wait_default
+        return wait is None or wait > 0, wait
 
     def lock_object(self, value: Value, where: Where, depth: int = 0):
         """(API name, API, constructor call, where it is written) of the lock object a
