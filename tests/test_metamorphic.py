@@ -14,15 +14,10 @@ CASES = python_cases(FIXTURES, FIXTURE_CASES)
 #: model's known holes (issue 14). A pair that starts to hold must leave this list, and a
 #: pair not in it must hold, so the list only shrinks.
 KNOWN_FAILING = {
-    # lock_abstractions: SQL text read from settings (another module's constant);
-    # pooler: the pool a session lock is checked out of, through settings;
-    # python_jobs: a file mode and a cache key read from settings
-    'django-settings': {'lock_abstractions', 'pooler', 'python_jobs'},
     # db_locks: a queryset chain split into helpers (take(take(Model.objects, ...), ...));
-    # lock_abstractions: SQL text handed to a helper that executes it; pooled/pooler: the
-    # pool checkout through a helper; schedulers: Huey's storage through a helper
-    'helper-in-module': {'db_locks', 'lock_abstractions', 'pooled', 'pooler', 'schedulers'},
-    'helper-in-same-module': {'db_locks', 'lock_abstractions', 'pooled', 'pooler', 'schedulers'},
+    # schedulers: Huey's storage through a helper
+    'helper-in-module': {'db_locks', 'schedulers'},
+    'helper-in-same-module': {'db_locks', 'schedulers'},
 }
 
 

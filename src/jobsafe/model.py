@@ -172,6 +172,9 @@ class Lock:
     #: returns it with the lock still held
     pooled: Span | None = None
     ttl_span: Span | None = None  # the call that sets the TTL, when not the acquisition
+    #: a lock taken through a project abstraction (a manager, helper, guard class): where
+    #: the abstraction takes it (that lock is this one, not a second)
+    taken_from: Span | None = None
 
     @property
     def expires_by_itself(self) -> bool:

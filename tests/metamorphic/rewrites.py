@@ -274,16 +274,20 @@ class _Literals(cst.CSTTransformer):
         if not self.depth or (at.line, at.column + 1) not in self.sites:
             return updated
         args = []
-        for arg in updated.args:
-            if isinstance(arg.value, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        for position, arg in enumerate(updated.args):
+            if (isinstance(arg.value, (cst.Integer, cst.Float, cst.SimpleString)) or (
                     isinstance(arg.value, cst.BinaryOperation) and
                     all(isinstance(n, (cst.Integer, cst.Float)) for n in
-                        (arg.value.left, arg.value.right))):
+                        (arg.value.left, arg.value.right)))) and \
+                    self.configurable(updated, arg, position):
                 name = self.make_name()
                 self.defined.append((name, _code(arg.value)))
                 arg = arg.with_changes(value=self.name_node(name))
             args.append(arg)
         return updated.with_changes(args=args)
+
+    def configurable(self, call: cst.Call, arg: cst.Arg, position: int) -> bool:
+        return True
 
     def name_node(self, name: str) -> cst.BaseExpression:
         return cst.Name(name)
@@ -307,9 +311,45 @@ def module_constants(tree: Tree) -> bool:
     return _rewrite_files(tree, transform)
 
 
+_SQL = re.compile(r"\s*(select|update|insert|delete|lock)\b", re.IGNORECASE)
+
+
 class _SettingsLiterals(_Literals):
+    """What a project puts in its settings: keys, paths, TTLs, timeouts -- not a file's
+    open mode nor SQL text, which stay in the code."""
+
+    def configurable(self, call, arg, position):
+        if isinstance(call.func, cst.Name) and call.func.value == "open" and (
+                position == 1 or arg.keyword is not None and arg.keyword.value == "mode"):
+            return False
+        return not (isinstance(arg.value, cst.SimpleString) and
+                    _SQL.match(arg.value.evaluated_value or ""))
+
     def name_node(self, name: str) -> cst.BaseExpression:
         return cst.parse_expression(f"settings.{name}")
+
+
+class _SameStrings(cst.CSTTransformer):
+    """The other uses of a string a rewrite moved to a setting read the same setting (the
+    key a lock is taken with and the key it is deleted with stay one value)."""
+
+    def __init__(self, names: dict[str, str], name_node):
+        self.names, self.name_node = names, name_node
+        self.depth = 0
+
+    def visit_FunctionDef(self, node):
+        self.depth += 1
+
+    def leave_FunctionDef(self, original, updated):
+        self.depth -= 1
+        return updated
+
+    def visit_Expr(self, node):
+        return not isinstance(node.value, cst.SimpleString)  # a docstring stays
+
+    def leave_SimpleString(self, original, updated):
+        name = self.names.get(original.value) if self.depth else None
+        return self.name_node(name) if name is not None else updated
 
 
 def django_settings(tree: Tree) -> bool:
@@ -324,6 +364,9 @@ def django_settings(tree: Tree) -> bool:
         new = module.visit(literals)
         if not literals.defined:
             return None
+        strings = {value: name for name, value in reversed(literals.defined)
+                   if value.startswith(("'", '"'))}
+        new = new.visit(_SameStrings(strings, literals.name_node))
         for name, value in literals.defined:
             tree.add("settings", f"{name} = {value}")
         return new.with_changes(body=[*new.body,

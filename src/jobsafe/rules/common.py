@@ -18,10 +18,19 @@ def locks_with_jobs(project) -> list[tuple[Lock, Job | None]]:
     for job in project.runnable_jobs:
         for lock in job.all_locks:
             seen.setdefault(lock.span, (lock, job))
+    templates = _taken_through(project)
     for lock in project.code_locks:
-        if not in_test_code(project, lock.span.path):  # tests take locks to exercise them
+        # (tests take locks to exercise them; an abstraction's lock is judged at its uses)
+        if not in_test_code(project, lock.span.path) and lock.span not in templates:
             seen.setdefault(lock.span, (lock, None))
     return sorted(seen.values(), key=lambda pair: pair[0].span)
+
+
+def _taken_through(project) -> set:
+    """Spans of the locks that jobs take through a project abstraction, where it takes
+    them: judged at each use, not a second time where they are written."""
+    return {lock.taken_from for job in project.runnable_jobs for lock in job.all_locks
+            if lock.taken_from is not None}
 
 
 def facts_with_jobs(project, kind: str, jobs_only: bool = False) -> list[tuple[CodeFact, Job | None]]:
@@ -34,8 +43,10 @@ def facts_with_jobs(project, kind: str, jobs_only: bool = False) -> list[tuple[C
                 if fact.kind == kind:
                     seen.setdefault(fact.span, (fact, job))
     if not jobs_only:
+        templates = _taken_through(project)
         for fact in project.code_facts:
-            if fact.kind == kind and not in_test_code(project, fact.span.path):
+            if fact.kind == kind and not in_test_code(project, fact.span.path) and not (
+                    fact.lock is not None and fact.lock.span in templates):
                 seen.setdefault(fact.span, (fact, None))
     return sorted(seen.values(), key=lambda pair: pair[0].span)
 

@@ -41,10 +41,10 @@ class Unit:
     callsites: list[CallSite] = field(default_factory=list)
     #: lock span -> what the lock depends on beyond literals
     lock_symbols: dict[Span, LockSymbols] = field(default_factory=dict)
-    #: ``open``/``os.open``/``os.mkdir`` of a path its caller passes, and the project
-    #: calls it passes its parameters to: a lock file a caller tests and removes may be
-    #: created here
-    path_calls: list[Value] = field(default_factory=list)
+    #: calls that do something with a parameter: ``open``/``os.open``/``os.mkdir`` of a
+    #: path, ``execute`` of SQL text, and the project calls it passes parameters on to (a
+    #: lock file its caller tests and removes may be created here, SQL it is given run)
+    param_calls: list[Value] = field(default_factory=list)
     #: how the unit retries (for a lock taken at one of its call sites too)
     retries: Retries = field(default_factory=lambda: Retries())
 

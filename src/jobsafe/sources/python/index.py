@@ -18,8 +18,8 @@ from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
 from .light import light_facts, needs_full_parse
 from .semantics import HELD_ON_RETURN, Semantics, Where, entered_sites
-from .symbols import (LOCKISH_CALLS, CallSite, imported_names, makes_lock, site_names,
-                      value_names)
+from .symbols import (LOCKISH_CALLS, Call, CallSite, Global, Imported, imported_names,
+                      makes_lock, site_names, value_names)
 
 if TYPE_CHECKING:
     from ...cache import FileCache, StatIndex
@@ -83,6 +83,8 @@ class PythonIndex:
         self.unread: set[str] = set()
         self._matters: dict[str, bool] = {}
         self._light: dict[str, ModuleFacts | None] = {}
+        #: (function, use) of a module the prefilter passed over -> whether it may lock
+        self._reaches: dict[tuple[tuple[str, str], str], bool] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
         packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
         for rel in files:  # certbot/src/certbot/x.py is imported as certbot.x
@@ -106,14 +108,17 @@ class PythonIndex:
     def semantics(self) -> Semantics:
         return Semantics(self)
 
-    def unit_code(self, rel: str, unit: Unit) -> tuple[list[Lock], list[CodeFact]]:
+    def unit_code(self, rel: str, unit: Unit,
+                  used: bool = False) -> tuple[list[Lock], list[CodeFact]]:
         """A unit's locks and hazards, as the whole tree tells them: a lock whose receiver
-        only other modules can type is confirmed (or dropped, with the hazards about it)."""
+        only other modules can type is confirmed (or dropped, with the hazards about it).
+        ``used``: a site the caller reaches takes this unit's escaping locks."""
         where = Where(rel, unit.name)
         locks = {}
+        abstraction = used or (rel, unit.name) in self.abstractions
         for lock in unit.locks:
             symbols = unit.lock_symbols.get(lock.span)
-            if symbols is not None and symbols.escapes and (rel, unit.name) in self.abstractions:
+            if symbols is not None and symbols.escapes and abstraction:
                 continue  # a template: each use of it takes it (below, in its callers)
             confirmed = self.semantics.lock(lock, symbols, where)
             if confirmed is not None:
@@ -121,7 +126,6 @@ class PythonIndex:
         facts = [f if f.lock is None else replace(f, lock=locks[f.lock.span])
                  for f in unit.facts if f.lock is None or f.lock.span in locks]
         spawn = self.module(rel)
-        abstraction = (rel, unit.name) in self.abstractions
         for site in unit.callsites:
             if spawn is None or not self.may_take(site, unit, spawn):
                 continue
@@ -176,10 +180,29 @@ class PythonIndex:
                     grown = True
         return frozenset(names)
 
-    def may_take(self, site: CallSite, unit: Unit, facts: ModuleFacts) -> bool:
+    def may_take(self, site: CallSite, unit: Unit, facts: ModuleFacts, depth: int = 0) -> bool:
         """Whether a use site may reach a lock through the project's code (see
-        ``lock_names``)."""
-        return self.may_reach(site, unit, facts, self.lock_names)
+        ``lock_names``), or through a function of a module the prefilter passed over (which
+        ``lock_names`` does not read: a wrapper around a lock helper)."""
+        if self.may_reach(site, unit, facts, self.lock_names):
+            return True
+        func = site.callee.func if isinstance(site.callee, Call) else None
+        if depth > 3 or not isinstance(func, (Global, Imported)):
+            return False
+        rel = self.rel_of(facts)
+        target = self.semantics.resolve_dotted(rel, func.dotted) \
+            if isinstance(func, Imported) else (rel, func.name)
+        if target is None or not target[1] or self.might_lock(target[0]):
+            return False  # a library's, or judged by lock_names
+        key = (target, site.use)
+        if key not in self._reaches:
+            self._reaches[key] = False  # (a cycle reaches nothing)
+            target_facts = self.module(target[0])
+            inner = target_facts.units.get(target[1]) if target_facts is not None else None
+            self._reaches[key] = inner is not None and any(
+                self.may_take(s, inner, target_facts, depth + 1)
+                for s in entered_sites(inner, site.use))
+        return self._reaches[key]
 
     @staticmethod
     def may_reach(site: CallSite, unit: Unit, facts: ModuleFacts, names) -> bool:
@@ -204,6 +227,18 @@ class PythonIndex:
                     if self.may_take(site, unit, facts):
                         used.update((r, name) for r, name, _ in self.semantics.users_of(
                             site.callee, site.use, Where(rel, unit.name)))
+        return used
+
+    def used_by(self, units: list[tuple[ModuleFacts, Unit]]) -> set[tuple[str, str]]:
+        """(module, unit) of the abstractions these units enter (a use in a module the
+        prefilter passed over is not in ``abstractions``)."""
+        used: set[tuple[str, str]] = set()
+        for facts, unit in units:
+            rel = self.rel_of(facts)
+            for site in entered_sites(unit, "with"):
+                if site.use != "call" and self.may_take(site, unit, facts):
+                    used.update((r, name) for r, name, _ in self.semantics.users_of(
+                        site.callee, site.use, Where(rel, unit.name)))
         return used
 
     def add(self, rel: str, f) -> None:
@@ -462,7 +497,10 @@ class EntryCode:
 
 def entry_code(index: PythonIndex, rel: str, kind: str, function: str | None) -> EntryCode:
     units = index.entry_units(rel, kind, function)
-    code = [index.unit_code(index.rel_of(module), unit) for module, unit in units]
+    used = index.used_by(units)
+    code = [index.unit_code(index.rel_of(module), unit,
+                            (index.rel_of(module), unit.name) in used)
+            for module, unit in units]
     return EntryCode(tuple(lock for locks, _ in code for lock in locks),
                      tuple(fact for _, facts in code for fact in facts),
                      bool(units), tuple(dict.fromkeys(module.path for module, _ in units)))

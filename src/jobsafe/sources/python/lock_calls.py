@@ -11,7 +11,8 @@ import libcst as cst
 
 from ...model import CodeFact, Lock
 from . import apis
-from .symbols import PATH_HELPER, Call, LockSymbols, Param, Value, project_candidate
+from .symbols import (PATH_HELPER, SQL_EXECUTES, SQL_HELPER, Call, LockSymbols, Param, Value,
+                      executed_sql, project_candidate)
 from .syntax import contains, walk, walk_unit
 from .values import argument, passes_kwargs
 
@@ -246,11 +247,14 @@ class LockCalls:
                 found = self._key_lock(call, method, receiver, unit, calls)
                 if found is not None:
                     return found
-            if method in ("execute", "exec_driver_sql", "execute_sql") or \
-                    "sqlalchemy.text" in names:  # (execute_sql: peewee)
+            if method in SQL_EXECUTES or "sqlalchemy.text" in names:
                 return self._sql_lock(call, unit, calls)
         if "sqlalchemy.text" in names or "sqlalchemy.sql.text" in names:
             return None
+        if not _stdlib(names) and call.args:
+            sql = self._sql_argument(call)
+            if sql is not None:  # run(cur, "SELECT pg_try_advisory_lock(1)"): semantics
+                return self._sql_lock(call, unit, calls, sql)  # keeps it if run executes it
         for name in names:
             if name in apis.LOCK_CONSTRUCTORS and apis.LOCK_CONSTRUCTORS[name].acquires_on_create:
                 spec = LockSpec(name, apis.LOCK_CONSTRUCTORS[name], call)
@@ -409,14 +413,29 @@ class LockCalls:
                 return c
         return None
 
-    def _sql_lock(self, call, unit, calls):
-        sql = None
-        for arg in call.args[:1]:
-            sql = self.eval.string(arg.value)
-            if sql is None and isinstance(arg.value, cst.Call) and arg.value.args:
-                sql = self.eval.string(arg.value.args[0].value)  # execute(text("..."))
-            if sql is None:
-                sql = self._sql_function(arg.value)
+    def _sql_text(self, node) -> str | None:
+        """The SQL an argument carries: a string, ``text("...")``, ``select(func.…)``."""
+        sql = self.eval.string(node)
+        if sql is None and isinstance(node, cst.Call) and node.args:
+            sql = self.eval.string(node.args[0].value)  # execute(text("..."))
+        return sql if sql is not None else self._sql_function(node)
+
+    def _sql_argument(self, call: cst.Call) -> str | None:
+        """SQL text that takes a lock, given to a project call (a helper that runs it)."""
+        for arg in call.args:
+            if isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString, cst.Call,
+                                      cst.Name, cst.Attribute)):
+                sql = self._sql_text(arg.value)
+                if sql and _SQL_LOCK_CALL.search(sql.lower()):
+                    return sql
+        return None
+
+    def _sql_lock(self, call, unit, calls, helper_sql: str | None = None):
+        """A lock taken by SQL text that ``call`` executes, or hands to a project helper
+        (``helper_sql``: semantics keeps it when the helper executes it)."""
+        sql = helper_sql
+        for arg in call.args[:1] if helper_sql is None else ():
+            sql = self._sql_text(arg.value)
         if not sql:
             return None
         lowered = sql.lower()
@@ -446,9 +465,12 @@ class LockCalls:
                         release=release,
                         release_span=release_span, scope_lines=(self.line(call), end),
                         function=unit.name, session=session, pooled=pooled)
-            if pool:
-                self._symbols(unit, lock, call, "sql", **pool)
+            if pool or helper_sql is not None:
+                self._symbols(unit, lock, call, "sql" if helper_sql is None else SQL_HELPER,
+                              **pool)
             return lock, call, None
+        if helper_sql is not None:
+            return None  # row locks and claims by a helper: not followed yet
         return self._sql_db_lock(call, sql, unit, calls)
 
     def _sql_function(self, node) -> str | None:
@@ -494,15 +516,16 @@ class LockCalls:
             path = self._existence_checked(call)
             if path and self._check_stops(call, path):
                 checks.setdefault(path, call)
-        for call in calls:  # what callers need: the paths given to it it may create
+        for call in calls:  # what callers need: the paths it may create, the SQL it runs
             creator = bool(self.qualified(call.func) & PATH_CREATORS)
             if creator or not _stdlib(self.qualified(call.func)):
                 value = self.sym.value(call, self.unit_at(call))
                 if isinstance(value, Call) and (
                         isinstance(value.arg(None, 0), Param) if creator else
+                        executed_sql(value) is not None or
                         project_candidate(value.func) and
                         any(isinstance(v, Param) for _, v in value.args)):
-                    unit.path_calls.append(value)
+                    unit.param_calls.append(value)
         stale = self._stale_handling()
         found = []
         seen = set()
@@ -724,12 +747,14 @@ class LockCalls:
         return "plain", self.span(release_call), end
 
     def _fetched(self, call, calls) -> bool:
-        """``cur.execute("select pg_try_advisory_lock(1)")`` then ``cur.fetchone()``."""
-        if not isinstance(call.func, cst.Attribute):
-            return False
-        receiver = self.code(call.func.value)
+        """``cur.execute("select pg_try_advisory_lock(1)")`` then ``cur.fetchone()`` (or
+        ``run(cur, SQL)`` then ``cur.fetchone()``)."""
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in SQL_EXECUTES:
+            receivers = {self.code(call.func.value)}
+        else:  # a helper given the cursor
+            receivers = {a.value.value for a in call.args if isinstance(a.value, cst.Name)}
         return any(isinstance(c.func, cst.Attribute) and c.func.attr.value.startswith(
-            ("fetch", "scalar", "first", "one")) and self.code(c.func.value) == receiver
+            ("fetch", "scalar", "first", "one")) and self.code(c.func.value) in receivers
             and self.line(c) >= self.line(call) for c in calls if c is not call)
 
     def _statement(self, node):
@@ -804,6 +829,10 @@ def _is_pool_checkout(receiver: str, method: str) -> bool:
     if method in ("connect", "begin"):
         return "engine" in receiver
     return method in ("connection", "getconn", "acquire") and "pool" in receiver
+
+
+#: SQL that takes a lock: an advisory lock function call
+_SQL_LOCK_CALL = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, apis.SQL_LOCKS)))
 
 
 def _float(text: str) -> float | None:

@@ -16,8 +16,9 @@ from ...model import CodeFact, Lock, Span
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .hazards_model import Retries, derive
-from .symbols import (PATH_HELPER, Attr, BinOp, Call, CallSite, Const, Either, Global, Imported,
-                      Item, Local, LockSymbols, Mapping, Param, SelfRef, Value)
+from .symbols import (PATH_HELPER, SQL_HELPER, Attr, BinOp, Call, CallSite, Const, Either,
+                      Global, Imported, Item, Local, LockSymbols, Mapping, Param, SelfRef, Value,
+                      executed_sql)
 
 if TYPE_CHECKING:
     from .index import PythonIndex
@@ -551,6 +552,11 @@ class Semantics:
             return lock
         if symbols.api == PATH_HELPER:
             return self._made_by_helper(lock, symbols, where)
+        if symbols.api == SQL_HELPER:
+            call = symbols.call
+            at = Where(where.rel, symbols.owner or where.unit, where.env)
+            if not isinstance(call, Call) or not self._runs_argument(call, at):
+                return None
         if symbols.condition is not None:
             at = Where(where.rel, symbols.owner or where.unit, where.env)
             flag = self.constant(symbols.condition, at)
@@ -587,7 +593,7 @@ class Semantics:
         unit = self.facts(rel).units[name]
         inner = Where(rel, name, self.bind(unit, call, at))
         given = [v for _, v in call.args]
-        for made in unit.path_calls:
+        for made in unit.param_calls:
             if not isinstance(made, Call):
                 continue
             atomic = self.creates(made, inner)
@@ -604,6 +610,48 @@ class Semantics:
                 if deeper is not None:
                     return deeper
         return None
+
+    def _project_function(self, func: Value, at: Where) -> tuple[str, str] | None:
+        """(module, name) of the project function a call calls; a module read only for its
+        constants (no recogniser kept it) is parsed in full for it."""
+        kind = self.kind(func, at)
+        if kind == UNKNOWN_KIND and isinstance(func, (Imported, Global)):
+            target = self.resolve_dotted(at.rel, func.dotted) if isinstance(func, Imported) \
+                else (at.rel, func.name)
+            if target is not None and target[1] and self.index.module(target[0]) is not None:
+                self._kinds.pop((func, at), None)  # read again, with its functions
+                kind = self.kind(func, at)
+        if not kind.startswith("function:"):
+            return None
+        rel, name = kind[len("function:"):].split(":", 1)
+        return rel, name
+
+    def _runs_argument(self, call: Call, at: Where, depth: int = 0) -> bool:
+        """Whether a project function executes SQL it is given (``run(cur, SQL)`` whose body
+        is ``cur.execute(sql)``), through the helpers it passes it on to."""
+        found = self._project_function(call.func, at) if depth <= 4 else None
+        if found is None:
+            return False
+        rel, name = found
+        unit = self.facts(rel).units[name]
+        inner = Where(rel, name, self.bind(unit, call, at))
+        given = [v for _, v in call.args]
+
+        def handed(value: Value) -> bool:
+            passed = self.argument(value, inner) if isinstance(value, Param) else None
+            return passed is not None and passed[0] in given
+
+        for made in unit.param_calls:
+            if not isinstance(made, Call):
+                continue
+            sql = executed_sql(made)
+            if sql is not None:
+                if handed(sql):
+                    return True
+            elif any(handed(v) for _, v in made.args) and \
+                    self._runs_argument(made, inner, depth + 1):
+                return True
+        return False
 
     def creates(self, call: Value, where: Where) -> bool | None:
         """Whether a call creates the file or directory at its first argument: None when
@@ -839,13 +887,17 @@ class Semantics:
             if origin is not None:
                 origins.append(origin)
             held_here = site.use in ("with", "decorator", "acquire")
+            # a manager's release after its yield, not in a finally, is skipped when the
+            # with-block raises: that release stands, not the with's
             release, release_span, scope = (site.release, site.release_span, site.scope_lines) \
-                if held_here else (lock.release, lock.release_span, site.scope_lines)
+                if held_here and lock.release != "plain" else \
+                (lock.release, lock.release_span, site.scope_lines)
             if lock.kind in ("redis-key", "cache-key") and not held_here:
                 release, release_span, scope = self._deleted(lock, site, where)
             owner = self.unit(inner)
             found.append(replace(
                 lock, span=site.span, scope_lines=scope, function=where.unit, ttl_span=None,
+                taken_from=lock.taken_from or lock.span,
                 release=release, release_span=release_span,
                 result_checked=_checked(lock, site) if lock.try_lock and
                 site.use in ("call", "acquire") and (owner is None or _reports(owner))
@@ -870,9 +922,11 @@ class Semantics:
                         inner_site.call is not None and inner_site.call in unit.returns
                     for lock in self._taken(inner_site, inner, depth + 1, home, home_site,
                                             origins, memo):
-                        entered = site.use in ("with", "acquire") and any(
+                        # held where a manager yields, or by the manager it hands back
+                        entered = site.use in ("with", "acquire") and (any(
                             lock.scope_lines[0] <= line <= lock.scope_lines[1]
-                            for line in unit.yield_lines)  # held where a manager yields
+                            for line in unit.yield_lines) or inner_site.use == "with" and
+                            inner_site.call is not None and inner_site.call in unit.returns)
                         if site.use != "decorator" and not entered and \
                                 lock.release not in HELD_ON_RETURN:
                             continue  # let go of before the function returns
@@ -882,11 +936,15 @@ class Semantics:
                         handle = self._passed_name(inner_site.callee, inner, where)
                         if handle in releases:  # an object of the caller's, let go of there
                             release, release_span, end = releases[handle]
-                        elif site.use in ("with", "decorator") or entered:  # __exit__, wrapper
+                        elif (site.use in ("with", "decorator") or entered) and not (
+                                entered and lock.release == "plain"):  # __exit__, the wrapper
                             release, release_span, end = site.release, site.release_span, \
                                 site.scope_lines[1]
+                        # (a release after the yield, not in a finally, is skipped when the
+                        # with-block raises: the generator's own release stands)
                         found.append(replace(
                             lock, span=site.span, scope_lines=(site.scope_lines[0], end),
+                            taken_from=lock.taken_from or lock.span,
                             function=where.unit, release=release, release_span=release_span,
                             result_checked=_checked(lock, site)
                             if lock.try_lock and handed_back and _answers(lock, inner_site)

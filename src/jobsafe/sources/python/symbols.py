@@ -175,6 +175,10 @@ class PassedFile:
 
 #: the API of a lock file a project helper may create (``LockSymbols.api``)
 PATH_HELPER = "path-helper"
+#: the API of SQL text handed to a project helper that may execute it (``run(cur, SQL)``)
+SQL_HELPER = "sql-helper"
+#: methods that run SQL text (``execute_sql``: peewee)
+SQL_EXECUTES = ("execute", "exec_driver_sql", "execute_sql")
 
 
 @dataclass
@@ -204,6 +208,16 @@ class LockSymbols:
     #: the lock outlives this unit (returned, yielded by a context manager, entered in
     #: ``__enter__``, held by a wrapper): the caller's use of the unit is the acquisition
     escapes: bool = False
+
+
+def executed_sql(call: "Call") -> "Param | None":
+    """The parameter a call runs as SQL (``cur.execute(sql)``, ``conn.execute(text(sql))``)."""
+    if not (isinstance(call.func, Attr) and call.func.name in SQL_EXECUTES):
+        return None
+    sql = call.arg(None, 0)
+    if isinstance(sql, Call) and sql.args:
+        sql = sql.args[0][1]  # text(sql)
+    return sql if isinstance(sql, Param) else None
 
 
 def project_candidate(func: Value) -> bool:
