@@ -6,6 +6,7 @@ and hazards of everything it reaches are the entry code's.
 """
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from ...cache import FileCache, StatIndex
 
 _MAX_UNITS = 400
+#: a name called in a module's text (``name(``)
+_CALLED = re.compile(r"(\w+)\s*\(")
 #: the stat index's notes: a module the prefilter passed over, with no suppression (not
 #: read again while unchanged), and one it kept (not scanned again while unchanged)
 _IRRELEVANT, _KEPT = "irrelevant", "kept"
@@ -85,6 +88,7 @@ class PythonIndex:
         self._light: dict[str, ModuleFacts | None] = {}
         #: (function, use) of a module the prefilter passed over -> whether it may lock
         self._reaches: dict[tuple[tuple[str, str], str], bool] = {}
+        self._calls_locks: dict[str, bool] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
         packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
         for rel in files:  # certbot/src/certbot/x.py is imported as certbot.x
@@ -197,6 +201,8 @@ class PythonIndex:
         key = (target, site.use)
         if key not in self._reaches:
             self._reaches[key] = False  # (a cycle reaches nothing)
+            if not self._calls_lock_name(target[0]):
+                return False  # not worth a parse: it calls nothing that locks
             target_facts = self.module(target[0])
             inner = target_facts.units.get(target[1]) if target_facts is not None else None
             self._reaches[key] = inner is not None and any(
@@ -210,6 +216,15 @@ class PythonIndex:
         parameter: ``receiver.acquire()``)."""
         named = site_names(site, unit, facts)
         return not named or bool(named & names)
+
+    def _calls_lock_name(self, rel: str) -> bool:
+        """Whether a module's text calls one of ``lock_names`` (read before parsing it)."""
+        if rel not in self._calls_locks:
+            f = self.files.get(rel)
+            text = self.read(f) if f is not None else None
+            self._calls_locks[rel] = text is not None and not self.lock_names.isdisjoint(
+                _CALLED.findall(text))
+        return self._calls_locks[rel]
 
     @cached_property
     def abstractions(self) -> set[tuple[str, str]]:
