@@ -94,6 +94,17 @@ def entered_sites(unit: Unit, use: str) -> list[CallSite]:
     return out
 
 
+def _method(func: Value) -> tuple[Value, str] | None:
+    """(receiver, method name) of a method call: ``c.lock`` and, on an imported object,
+    ``Imported("app.clients.redis.lock")``."""
+    if isinstance(func, Attr):
+        return func.base, func.name
+    if isinstance(func, Imported) and "." in func.dotted:
+        receiver, name = func.dotted.rsplit(".", 1)
+        return Imported(receiver), name
+    return None
+
+
 def _answers(lock: Lock, site: CallSite) -> bool:
     """Whether what the acquisition at ``site`` returns says if it got the lock: not a
     manager's ``__enter__`` that raises when busy (redis-py's), one that yields it does."""
@@ -1090,11 +1101,12 @@ class Semantics:
         return []
 
     def _acquired_object(self, site: CallSite, where: Where, home: Where) -> Lock | None:
-        """A lock object a project helper made and returned, entered or acquired here."""
-        if site.use not in ("with", "acquire"):
+        """A lock object a project helper made and returned, entered or acquired here (or
+        put around a function: Huey's lock is also a decorator)."""
+        if site.use not in ("with", "acquire", "decorator"):
             return None
         found = self.lock_object(site.callee, where)
-        if found is None:
+        if found is None or (site.use == "decorator" and found[1].kind != "huey-lock"):
             return None
         name, api, ctor, at = found
         blocking, wait = self.wait(api, ctor, at, site.call if site.use == "acquire" else None,
@@ -1181,12 +1193,15 @@ class Semantics:
             return func[4:], apis.LOCK_CONSTRUCTORS[func[4:]], value, where
         if func.startswith("class:"):  # class SearchLock(redis.lock.Lock)
             return self._library_lock_class(func, value, where)
-        if isinstance(value.func, Attr) and value.func.name == "lock":
-            receiver = self.kind(value.func.base, where)
-            if receiver == "redis":
+        method = _method(value.func)
+        if method is not None and method[1] in ("lock", "lock_task"):
+            receiver = self.kind(method[0], where)
+            if method[1] == "lock" and receiver == "redis":
                 return "redis.Redis.lock", apis.REDIS_CLIENT_LOCK, value, where
-            if receiver == "django-cache":
+            if method[1] == "lock" and receiver == "django-cache":
                 return "cache.lock", apis.CACHE_LOCK, value, where
+            if method[1] == "lock_task" and receiver.startswith("huey:"):  # Huey's
+                return "huey.lock_task", apis.huey_lock(receiver[len("huey:"):]), value, where
         if func.startswith("function:"):
             rel, name = func[len("function:"):].split(":", 1)
             unit = self.facts(rel).units[name]
