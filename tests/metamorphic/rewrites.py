@@ -246,9 +246,19 @@ def rename_bindings(tree: Tree) -> bool:
         if not bound:
             return None
         renames = {name: tree.fresh("v") for name in sorted(bound)}
-        return module.visit(_Renamer(renames))
+        return _keep_exported(tree, path, module.visit(_Renamer(renames)), renames)
 
     return _rewrite_files(tree, transform)
+
+
+def _keep_exported(tree: Tree, path: Path, module: cst.Module,
+                   renames: dict[str, str]) -> cst.Module:
+    """A renamed module-level name other modules import stays importable: bound, at the
+    end, to what replaced it."""
+    dotted = tree.rel(path)[:-len(".py")].replace("/", ".").removesuffix(".__init__")
+    aliases = [cst.parse_statement(f"{name} = {new}\n") for name, new in renames.items()
+               if _imported_elsewhere(tree, path, dotted, name)]
+    return module.with_changes(body=[*module.body, *aliases]) if aliases else module
 
 
 # --------------------------------------------------------------------------- 3/4. values
@@ -456,9 +466,15 @@ def client_on_self(tree: Tree) -> bool:
             module = module.with_changes(body=[*module.body[:index], *parsed,
                                                *module.body[index + 1:]])
             renames[name] = f"{holder}.{name}"
-        return module.visit(_ToAttribute(renames))
+        return _keep_exported(tree, path, module.visit(_ToAttribute(renames)), renames)
 
     return _rewrite_files(tree, transform)
+
+
+def _imported_elsewhere(tree: Tree, path: Path, dotted: str, name: str) -> bool:
+    pattern = re.compile(rf"from\s+{re.escape(dotted)}\s+import\s+[^\n]*\b{name}\b")
+    return any(pattern.search(other.read_text(errors="replace"))
+               for other in tree.python_files() if other != path)
 
 
 class _ToAttribute(cst.CSTTransformer):
