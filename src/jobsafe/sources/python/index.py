@@ -172,6 +172,11 @@ class PythonIndex:
                        unit.lock_symbols[lock.span].escapes and lock.scope != "process"
                        for lock in unit.locks) or any(makes_lock(v) for v in made):
                     names.update(_callable_names(unit.name))
+                    # a method that is the abstraction (``guard.single()``): also by its
+                    # own name, for a receiver whose class a helper's parameter hides
+                    method = unit.name.rsplit(".", 1)[-1] if "." in unit.name else ""
+                    if method and not method.startswith("__"):
+                        names.add(method)
         grown = True
         while grown:  # and the functions that call those, in turn
             grown = False

@@ -11,6 +11,7 @@ import libcst as cst
 
 from ...model import CodeFact, Lock
 from . import apis
+from .facts import MODULE
 from .symbols import (PATH_HELPER, SQL_EXECUTES, SQL_HELPER, Call, LockSymbols, Param, Value,
                       executed_sql, project_candidate)
 from .syntax import contains, walk, walk_unit
@@ -36,6 +37,21 @@ if TYPE_CHECKING:
 UNKNOWN_TTL = -1.0
 PATH_CREATORS = frozenset({"builtins.open", "io.open", "os.open", "os.mkdir"})
 _LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
+
+
+@dataclass
+class PathEffects:
+    """What a function of the module does to lock-file paths it does not take as
+    parameters (``self.lockfile``, a constant path): a method that tests, one that writes
+    the PID, one that removes the file make one lock file protocol at their caller."""
+
+    tests: set[str]
+    creates: dict[str, bool]  # path -> atomic creation
+    removes: set[str]
+    writes_pid: set[str]
+
+
+_NO_EFFECTS = PathEffects(set(), {}, set(), set())
 
 
 @dataclass(frozen=True)
@@ -509,13 +525,87 @@ class LockCalls:
                                                                checkout.func.attr.value))
         return None, {}
 
+    def _path_effects(self, name: str, receiver: tuple[str, str] | None,
+                      depth: int = 0) -> PathEffects:
+        """A function's effects on lock-file paths that mean the same to its callers (an
+        attribute of the object, a constant), through the functions of the module it calls.
+        ``receiver``: (the name the object has in it, its class) -- ``self`` in a method, a
+        parameter a caller passes ``self`` to."""
+        memo = self.__dict__.setdefault("_effects_memo", {})
+        key = (name, receiver)
+        if key in memo:
+            return memo[key]
+        memo[key] = _NO_EFFECTS  # (recursion)
+        unit = self.sym.units.get(name)
+        if unit is None or unit.name == MODULE or depth > 3:
+            return _NO_EFFECTS
+
+        def shared(path: str | None) -> str | None:
+            if path is not None and receiver is not None and path.startswith(f"{receiver[0]}."):
+                path = "self." + path[len(receiver[0]) + 1:]
+            return path if path is not None and _shared_path(path) else None
+
+        calls = [n for n in self._nodes_of(unit) if type(n) is cst.Call]
+        effects = PathEffects(set(), {}, set(), set())
+        for call in calls:
+            tested = shared(self._existence_checked(call))
+            if tested is not None:
+                effects.tests.add(tested)
+            created = self._creation(call)
+            path = shared(created[0]) if created is not None else None
+            if path is not None:
+                effects.creates[path] = created[1]
+                if _writes_pid(self.code(self._statement(call))):
+                    effects.writes_pid.add(path)
+            inner = self._call_effects(call, unit, receiver, depth + 1)
+            effects.tests |= inner.tests
+            effects.removes |= inner.removes
+            effects.writes_pid |= inner.writes_pid
+            for made, atomic in inner.creates.items():
+                effects.creates.setdefault(made, atomic)
+        effects.removes |= {p for p in map(shared, self._removed_paths(calls)) if p}
+        memo[key] = effects
+        return effects
+
+    def _call_effects(self, call: cst.Call, unit: Unit, receiver: tuple[str, str] | None = None,
+                      depth: int = 0) -> PathEffects:
+        """The path effects of a call of one of the module's functions: ``self.m()`` (a
+        method of the object's class) or ``f(self)``/``f()``."""
+        if receiver is None and "." in unit.name:
+            receiver = ("self", unit.name.split(".")[0])
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+                receiver is not None and func.value.value == receiver[0]:
+            name, inner = f"{receiver[1]}.{func.attr.value}", ("self", receiver[1])
+        elif isinstance(func, cst.Name):
+            name, inner = func.value, None
+            callee = self.sym.units.get(name)
+            given = [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
+            if callee is not None and receiver is not None and receiver[0] in given and \
+                    isinstance(callee.node, cst.FunctionDef):
+                params = [p.name.value for p in callee.node.params.params]
+                at = next(i for i, a in enumerate(call.args)
+                          if isinstance(a.value, cst.Name) and a.value.value == receiver[0])
+                if at < len(params) and call.args[at].keyword is None:
+                    inner = (params[at], receiver[1])  # f(self): the object, renamed
+        else:
+            return _NO_EFFECTS
+        if name not in self.sym.units or name == unit.name:
+            return _NO_EFFECTS
+        return self._path_effects(name, inner, depth)
+
     def _lock_files(self, unit: Unit, nodes, calls):
-        """Lock/pid files and lock directories managed by hand (JOB201/JOB202)."""
+        """Lock/pid files and lock directories managed by hand (JOB201/JOB202), also when
+        the test, the creation and the removal are functions of the module it calls."""
         checks: dict[str, cst.Call] = {}
+        effects = {id(call): self._call_effects(call, unit) for call in calls}
         for call in calls:
             path = self._existence_checked(call)
             if path and self._check_stops(call, path):
                 checks.setdefault(path, call)
+            for tested in sorted(effects[id(call)].tests):  # if self.check_lock(): exit
+                if self._check_stops(call, tested):
+                    checks.setdefault(tested, call)
         for call in calls:  # what callers need: the paths it may create, the SQL it runs
             creator = bool(self.qualified(call.func) & PATH_CREATORS)
             if creator or not _stdlib(self.qualified(call.func)):
@@ -530,8 +620,12 @@ class LockCalls:
         found = []
         seen = set()
         creations = [(call, self._creation(call)) for call in calls]
+        for call in calls:  # self.write_lock(): created by a function of the module
+            for path, atomic in sorted(effects[id(call)].creates.items()):
+                if path not in effects[id(call)].tests:  # (one that tests it is a lock itself)
+                    creations.append((call, (path, atomic)))
         created_paths = {c[0] for _, c in creations if c is not None}
-        removed = self._removed_paths(calls)
+        removed = self._removed_paths(calls, effects)
         tested_or_removed = bool(checks) or bool(removed)
         for call, created in creations:
             helper = created is None and tested_or_removed and \
@@ -549,17 +643,17 @@ class LockCalls:
             guarded = (atomic or bool(helper)) and (self._exception_checked(call) or
                                                     self._in_if_test(call))
             removal = self._removal(path, call, calls)
+            writes_pid = _writes_pid(self.code(self._statement(call))) or \
+                path in effects[id(call)].writes_pid
             # a lock, not just "do not overwrite": a lock-like name, a PID in it, or removal
-            looks_like_lock = bool(_LOCKISH.search(path)) or removal is not None or \
-                _writes_pid(self.code(self._statement(call)))
+            looks_like_lock = bool(_LOCKISH.search(path)) or removal is not None or writes_pid
             if not ((check_before or guarded) and looks_like_lock):
                 continue
             seen.add(path)
             release, release_span, end = self._release_kind(removal, path, unit)
             taken_over = any(self.line(c) < self.line(call) and self._removes(c, path) for c in calls)
             kind = "lock-dir" if "mkdir" in self.code(call.func) else (
-                "pid-file" if _writes_pid(self.code(self._statement(call))) or path.endswith(".pid")
-                else "lock-file")
+                "pid-file" if writes_pid or path.endswith(".pid") else "lock-file")
             lock = Lock(kind=kind, scope="host", span=self.span(call), path=path,
                         stale_handling="removed-first" if taken_over else stale, blocking=False,
                         existence_test=self.span(check) if check_before and not atomic else None,
@@ -593,18 +687,19 @@ class LockCalls:
                 return path, False
         return None
 
-    def _removed_paths(self, calls) -> dict[str, int]:
-        """Path -> the last line a call of the unit removes it."""
+    def _removed_paths(self, calls, effects=None) -> dict[str, int]:
+        """Path -> the last line a call of the unit removes it (itself, or through a
+        function of the module: ``self.release_lock()``)."""
         out: dict[str, int] = {}
         for c in calls:
+            paths = effects[id(c)].removes if effects is not None else set()
             if self.qualified(c.func) & apis.REMOVERS and c.args:
-                path = self._path_text(c.args[0].value)
+                paths = {self._path_text(c.args[0].value)}
             elif isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir"):
-                path = self._path_text(c.func.value)
-            else:
-                continue
-            if path is not None:
-                out[path] = max(out.get(path, -1), self.line(c))
+                paths = {self._path_text(c.func.value)}
+            for path in paths:
+                if path is not None:
+                    out[path] = max(out.get(path, -1), self.line(c))
         return out
 
     def _existence_checked(self, call: cst.Call) -> str | None:
@@ -699,8 +794,10 @@ class LockCalls:
         if self.qualified(c.func) & apis.REMOVERS and c.args and \
                 self._path_text(c.args[0].value) == path:
             return True
-        return isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir") \
-            and self._path_text(c.func.value) == path
+        if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir") \
+                and self._path_text(c.func.value) == path:
+            return True
+        return path in self._call_effects(c, self.unit_at(c)).removes  # self.release_lock()
 
     def _stale_handling(self) -> str:
         if self._stale is None:
@@ -716,8 +813,11 @@ class LockCalls:
                 sig = argument(node, None, 1)
                 if sig is not None and self.code(sig) in ("0", "signal.SIG_DFL"):
                     return "pid-check"
-            if names & {"psutil.pid_exists", "psutil.Process"}:
-                return "pid-check"
+            if names & {"psutil.pid_exists", "psutil.Process"} or any(
+                    _PID_CHECKER.search(n.rsplit(".", 1)[-1]) for n in names):
+                return "pid-check"  # (a project's own pid_exists(), process_alive() ...)
+            if names & (apis.EXISTENCE_CHECKS | {"os.access"}) and "/proc/" in self.code(node):
+                return "pid-check"  # os.access(f"/proc/{pid}/stat", os.F_OK)
             if names & apis.AGE_CHECKS or (isinstance(node.func, cst.Attribute) and
                                            node.func.attr.value == "stat" and
                                            "st_mtime" in self.module_text):
@@ -845,6 +945,17 @@ def _float(text: str) -> float | None:
 def _stdlib(names: set[str]) -> bool:
     """A call of the standard library (``os.remove``, ``print``), by its dotted names."""
     return any(name.split(".", 1)[0] in sys.stdlib_module_names for name in names)
+
+
+#: a function that tells whether a process is alive, by its name
+_PID_CHECKER = re.compile(r"(?i)^(pid_?exists|(is_)?process_?(alive|exists|running)|"
+                          r"(is_)?pid_?(alive|running)|check_?pid)$")
+
+
+def _shared_path(path: str) -> bool:
+    """A path that means the same in a function and its caller: an attribute of ``self``
+    or an absolute path."""
+    return path.startswith(("self.", "/"))
 
 
 def _writes_pid(statement_code: str) -> bool:
