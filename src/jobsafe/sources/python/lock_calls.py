@@ -304,7 +304,8 @@ class LockCalls:
                 flag_names |= self.qualified(node)
         if flag_names & apis.KERNEL_UNLOCK_FLAGS:
             return None
-        blocking = not (flag_names & apis.NONBLOCK_FLAGS)
+        # flock(fd, flags) with flags a name: the tree reads it (unknown until then)
+        blocking = not (flag_names & apis.NONBLOCK_FLAGS) if flag_names else None
         fd = argument(call, "fd", 0) or argument(call, "file", 0)
         fd_text = self.code(fd) if fd is not None else ""
         dropped = fd is not None and any(isinstance(n, cst.Call) and "builtins.open" in
@@ -316,7 +317,8 @@ class LockCalls:
         lock = Lock(kind=kind, scope="host", span=self.span(call), path=path,
                     stale_handling="kernel", blocking=blocking, api=next(iter(sorted(
                         n for n in self.qualified(call.func) if n in apis.KERNEL_LOCK_CALLS)), None),
-                    try_lock=not blocking, result_checked=not self._silently_caught(call),
+                    try_lock=blocking is False,
+                    result_checked=not self._silently_caught(call),
                     release=release if unlock is not None else "process-exit",
                     release_span=release_span, scope_lines=(self.line(call), end),
                     function=unit.name)

@@ -29,7 +29,7 @@ from .idempotency import KeyFlow, helper_origins, key_facts
 from .lock_calls import LockCalls
 from .schedulers import scheduled_calls
 from .symbolize import Symbolizer, assigned_names, bound_names, parameters
-from .symbols import Either
+from .symbols import BinOp, Either
 from .uses import UseSites
 from .syntax import ParentMap, contains, dotted, is_main_guard, walk
 from .values import Evaluator, argument
@@ -441,6 +441,16 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
                             if cls is not None:
                                 cls.attrs.setdefault(target.attr.value, []).append(
                                     (self.sym.value(node.value, unit), unit.name))
+                elif kind is cst.AugAssign and isinstance(node.target, cst.Name) and \
+                        node.target.value in assigned and type(node.operator) in _AUG_OPS:
+                    # flags |= LOCK_NB: the value after it; under an if, either value
+                    values = assigned[node.target.value]
+                    combined = BinOp(_AUG_OPS[type(node.operator)], values[-1],
+                                     self.sym.value(node.value, unit))
+                    if self._conditional(node, unit):
+                        values.append(combined)
+                    else:
+                        values[-1] = combined
                 elif kind is cst.Return and node.value is not None:
                     unit.returns.append(self.sym.value(node.value, unit))
                 elif kind is cst.Call and type(node.func) is cst.Name:
@@ -450,6 +460,16 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
             for name, values in assigned.items():
                 unit.local_values[name] = values[0] if len(values) == 1 else \
                     Either(tuple(values))
+
+    def _conditional(self, node, unit: Unit) -> bool:
+        """Whether a statement of a unit runs only on some paths (under an if, a loop, a
+        try)."""
+        for parent in self.parents(node):
+            if parent is unit.node:
+                return False
+            if isinstance(parent, (cst.If, cst.For, cst.While, cst.Try, cst.ExceptHandler)):
+                return True
+        return False
 
     def _unit_nodes(self, node) -> list:
         """Nodes of a function (or ``__main__`` block), not of the functions nested in it."""
@@ -555,6 +575,11 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
         self._callsites(unit, nodes, calls, withs, handled | {id(at) for _, at, _ in acquisitions},
                         scan, flow)
         unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions, flow))
+
+
+#: augmented assignments as the binary operations they apply
+_AUG_OPS = {cst.BitOrAssign: "|", cst.AddAssign: "+", cst.SubtractAssign: "-",
+            cst.MultiplyAssign: "*"}
 
 
 def _super_init(call: cst.Call) -> bool:

@@ -573,7 +573,8 @@ class Semantics:
             flag = self.constant(symbols.condition, at)
             if flag is None or not flag.value:
                 return None
-        return self.confirm(self.refine(lock, symbols, where), symbols, where)
+        refined = self.refine(lock, symbols, where)
+        return self.confirm(refined, symbols, where) if refined is not None else None
 
     def _made_by_helper(self, lock: Lock, symbols: LockSymbols, where: Where) -> Lock | None:
         """A lock file whose creation is a project helper's (``make_lock(PATH)``): kept,
@@ -682,9 +683,10 @@ class Semantics:
             return not (exist_ok is not None and bool(exist_ok.value))
         return None
 
-    def refine(self, lock: Lock, symbols: LockSymbols, where: Where) -> Lock:
+    def refine(self, lock: Lock, symbols: LockSymbols, where: Where) -> Lock | None:
         """The fields a lock's call gives, read with the tree: where the module alone saw a
-        parameter or a name of another module, the value it stands for."""
+        parameter or a name of another module, the value it stands for (None: no lock after
+        all, ``flock(fd, flag)`` given ``LOCK_UN``)."""
         call = symbols.call
         if call is None:
             return lock
@@ -693,11 +695,16 @@ class Semantics:
             fd = call.arg("fd", 0) or call.arg("file", 0)
             path = self.opened_path(fd, at) if fd is not None else None
             flags = call.arg("operation", 1) or call.arg("cmd", 1) or call.arg("flags", 1)
-            names = self.flag_names(flags, at) if flags is not None else set()
+            options = [o for o in self.flag_options(flags, at) if o] if flags is not None \
+                else []
+            if options and all(o & apis.KERNEL_UNLOCK_FLAGS for o in options):
+                return None  # flock(fd, flag) called with LOCK_UN: an unlock
             changes: dict = {"path": path or lock.path}
-            if names and not names & apis.KERNEL_UNLOCK_FLAGS:
-                blocking = not names & apis.NONBLOCK_FLAGS
-                changes.update(blocking=blocking, try_lock=not blocking)
+            options = [o for o in options if not o & apis.KERNEL_UNLOCK_FLAGS]
+            if options:
+                waits = {not o & apis.NONBLOCK_FLAGS for o in options}
+                blocking = waits.pop() if len(waits) == 1 else None  # LOCK_NB on some paths
+                changes.update(blocking=blocking, try_lock=blocking is False)
             return replace(lock, **changes)
         if symbols.api in ("redis.set", "redis.setnx", "cache.set", "cache.add"):
             key = self.string(call.arg("key", 0) or call.arg("name", 0), at)
@@ -780,26 +787,35 @@ class Semantics:
             return self.string(handle.arg("file", 0) or handle.arg("path", 0), where)
         return None
 
-    def flag_names(self, value: Value, where: Where, depth: int = 0) -> set[str]:
-        """The library constants a flags expression combines (``LOCK_EX | LOCK_NB``)."""
-        if depth > _MAX_DEPTH:
-            return set()
+    def flag_names(self, value: Value, where: Where) -> set[str]:
+        """The library constants a flags expression combines (``LOCK_EX | LOCK_NB``), on
+        any path."""
+        return set().union(*self.flag_options(value, where))
+
+    def flag_options(self, value: Value, where: Where, depth: int = 0) -> list[frozenset[str]]:
+        """The library constants a flags expression combines, one set per way it can be
+        built (``flags |= LOCK_NB`` under an ``if``: with and without it)."""
+        if depth > _MAX_DEPTH or value is None:
+            return [frozenset()]
         if isinstance(value, Imported):
-            return {value.dotted}
+            return [frozenset({value.dotted})]
+        if isinstance(value, Either):
+            return list(dict.fromkeys(o for option in value.options[:4]
+                                      for o in self.flag_options(option, where, depth + 1)))
         if isinstance(value, BinOp):
-            return self.flag_names(value.left, where, depth + 1) | \
-                self.flag_names(value.right, where, depth + 1)
+            return list(dict.fromkeys(
+                left | right for left in self.flag_options(value.left, where, depth + 1)
+                for right in self.flag_options(value.right, where, depth + 1)))[:8]
+        found = None
         if isinstance(value, Param):
             found = self.argument(value, where)
-            return self.flag_names(found[0], found[1], depth + 1) if found else set()
-        if isinstance(value, Local):
+        elif isinstance(value, Local):
             found = self.local(value, where)
-            return self.flag_names(found[0], found[1], depth + 1) if found else set()
-        if isinstance(value, Global):
+        elif isinstance(value, Global):
             facts = self.facts(where.rel)
             bound = facts.bindings.get(value.name) if facts is not None else None
-            return self.flag_names(bound, Where(where.rel), depth + 1) if bound else set()
-        return set()
+            found = (bound, Where(where.rel)) if bound is not None else None
+        return self.flag_options(found[0], found[1], depth + 1) if found else [frozenset()]
 
     # -- the project's lock abstractions, taken at their use sites
     def at_use(self, site: CallSite, where: Where, retries: Retries,
