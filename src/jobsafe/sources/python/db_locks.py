@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ...model import Lock
-from .syntax import walk
+from .lock_calls import UNKNOWN_TTL
+from .syntax import contains, walk
 from .values import argument
 
 if TYPE_CHECKING:
@@ -92,6 +93,10 @@ class DbLocks:
 
     def _claim(self, call, unit, calls, model):
         expiry = self._expiry(call)
+        limit = self._takeover_age(calls, model) if expiry is None else None
+        if limit is not None:  # a number, or a name only the tree can read
+            number = self.eval.number(limit)
+            expiry = number if number is not None else UNKNOWN_TTL
         release_call = self._reset(call, calls, model)
         release, release_span, end = self._release_kind(release_call, None, unit)
         lock = Lock(kind="db-claim", scope="cluster", span=self.span(call), key=model,
@@ -99,6 +104,9 @@ class DbLocks:
                     else "none", blocking=False, api="conditional update", try_lock=True,
                     result_checked=True, release=release, release_span=release_span,
                     scope_lines=(self.line(call), end), function=unit.name)
+        if limit is not None and expiry == UNKNOWN_TTL:
+            self._symbols(unit, lock, call, "conditional update",
+                          ttl=self.sym.value(limit, unit))
         return lock, call, None
 
     def _unique_row(self, call, unit, calls, model):
@@ -235,6 +243,37 @@ class DbLocks:
                     seconds = self.eval.number(arg.value.right)
                     if seconds is not None:
                         return seconds
+        return None
+
+    def _takeover_age(self, calls, model) -> cst.BaseExpression | None:
+        """An expiry checked beside the claim: a claim of the same model made only when
+        the held one is older than a limit (``if (now - job.ongoing).seconds > MAX:``, then
+        a compare-and-set on the old value) lets a stale claim be taken over."""
+        for c in calls:
+            if not (isinstance(c.func, cst.Attribute) and c.func.attr.value == "update" and
+                    self._is_query(c.func.value) and self._chain_model(c.func.value) == model):
+                continue
+            for parent in self.parents(c):
+                if isinstance(parent, cst.FunctionDef):
+                    break
+                if isinstance(parent, cst.If) and not contains(parent.test, c):
+                    limit = self._age_limit(parent.test)
+                    if limit is not None:
+                        return limit
+        return None
+
+    def _age_limit(self, test) -> cst.BaseExpression | None:
+        """LIMIT of ``age > LIMIT`` where the age is a difference (``now - claimed_at``)."""
+        for node in [test, *walk(test)]:
+            if not isinstance(node, cst.Comparison) or not any(
+                    isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract)
+                    for n in [node.left, *walk(node.left)]):
+                continue
+            for target in node.comparisons:
+                if isinstance(target.operator, (cst.GreaterThan, cst.GreaterThanEqual)) and \
+                        isinstance(target.comparator, (cst.Name, cst.Attribute, cst.Integer,
+                                                       cst.Float, cst.BinaryOperation, cst.Call)):
+                    return target.comparator
         return None
 
     def _reset(self, call, calls, model):

@@ -688,9 +688,13 @@ class Semantics:
         parameter or a name of another module, the value it stands for (None: no lock after
         all, ``flock(fd, flag)`` given ``LOCK_UN``)."""
         call = symbols.call
+        at = Where(where.rel, symbols.owner or where.unit, where.env)
+        if symbols.ttl is not None:  # a claim's age limit, from another module
+            seconds = self.number(symbols.ttl, at)
+            if seconds is not None:
+                lock = replace(lock, ttl_seconds=seconds)
         if call is None:
             return lock
-        at = Where(where.rel, symbols.owner or where.unit, where.env)
         if symbols.api == "kernel":
             fd = call.arg("fd", 0) or call.arg("file", 0)
             path = self.opened_path(fd, at) if fd is not None else None

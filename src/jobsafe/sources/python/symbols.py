@@ -205,6 +205,9 @@ class LockSymbols:
     #: a keyword argument whose value decides whether the call locks at all
     #: (``r.set(key, 1, nx=nx)`` in a helper): true where it is given, or no lock
     condition: Value | None = None
+    #: a time-to-live the module could not read (a claim's age limit imported from
+    #: another module): the tree reads it
+    ttl: Value | None = None
     #: the lock outlives this unit (returned, yielded by a context manager, entered in
     #: ``__enter__``, held by a wrapper): the caller's use of the unit is the acquisition
     escapes: bool = False
