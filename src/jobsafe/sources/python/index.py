@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from ...cache import FileCache, StatIndex
 
 _MAX_UNITS = 400
+#: method names the built-in types have (``set.add``, ``dict.get``): too common to follow
+#: a site by
+_BUILTIN_METHODS = frozenset(name for kind in (object, dict, list, set, str, bytes, int)
+                             for name in dir(kind))
 #: a name called in a module's text (``name(``)
 _CALLED = re.compile(r"(\w+)\s*\(")
 #: the stat index's notes: a module the prefilter passed over, with no suppression (not
@@ -175,7 +179,7 @@ class PythonIndex:
                     # a method that is the abstraction (``guard.single()``): also by its
                     # own name, for a receiver whose class a helper's parameter hides
                     method = unit.name.rsplit(".", 1)[-1] if "." in unit.name else ""
-                    if method and not method.startswith("__"):
+                    if method and method not in _BUILTIN_METHODS:
                         names.add(method)
         grown = True
         while grown:  # and the functions that call those, in turn
