@@ -161,7 +161,12 @@ class DbLocks:
         return any(step in _QUERY_STEPS for step in self._steps(node))
 
     def _chain_model(self, node) -> str:
-        """What a chain locks, in words: the model or table at its root."""
+        """What a chain locks, in words: the model or table at its root (SQLAlchemy's
+        ``session.query(Model)``: its argument)."""
+        for part in [node, *walk(node)]:
+            if isinstance(part, cst.Call) and isinstance(part.func, cst.Attribute) and \
+                    part.func.attr.value == "query" and part.args:
+                return self.code(part.args[0].value).rsplit(".", 1)[-1]
         steps = self._steps(node)
         for i, step in enumerate(steps):
             if step in ("objects", "query") and i + 1 < len(steps):
@@ -192,11 +197,40 @@ class DbLocks:
                 break
         name = self._assigned_to(call)
         if name is None:
-            return False
+            return self._owner_confirmed(call)
         unit = self.unit_at(call)
         return any(type(n) in (cst.If, cst.While) and self.line(n) > self.line(call) and
                    re.search(rf"\b{re.escape(name)}\b", self.code(n.test)) and
-                   not _only_reports(n) for n in self._nodes_of(unit))
+                   not _only_reports(n) for n in self._nodes_of(unit)) or \
+            self._owner_confirmed(call)
+
+    def _owner_confirmed(self, call) -> bool:
+        """An update that writes who holds the row (``{"locked_by": me}``), its row count
+        ignored, then the row read back and its owner compared (``if entry.locked_by !=
+        me: raise``): the comparison decides, as the count would."""
+        owners = []
+        for arg in call.args:
+            if arg.keyword is not None and isinstance(arg.value, (cst.Name, cst.Attribute)):
+                owners.append((arg.keyword.value, self.code(arg.value)))
+            elif isinstance(arg.value, cst.Dict):
+                owners.extend((element.key.evaluated_value, self.code(element.value))
+                              for element in arg.value.elements
+                              if isinstance(element, cst.DictElement) and
+                              isinstance(element.key, cst.SimpleString) and
+                              isinstance(element.value, (cst.Name, cst.Attribute)))
+        if not owners:
+            return False
+        unit = self.unit_at(call)
+        for n in self._nodes_of(unit):
+            if type(n) is not cst.If or self.line(n) <= self.line(call) or _only_reports(n):
+                continue
+            test = self.code(n.test)
+            if any(re.search(rf"\.{re.escape(field)}\s*(?:!=|==|is not|is)\s*"
+                             rf"{re.escape(value)}\b", test) for field, value in owners) and \
+                    any(isinstance(x, (cst.Raise, cst.Return, cst.Continue))
+                        for x in walk(n.body)):
+                return True
+        return False
 
     def _rowcount_read(self, call, calls) -> bool:
         """``cursor.execute("UPDATE ...")`` then ``cursor.rowcount`` tested."""
