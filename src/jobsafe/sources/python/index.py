@@ -214,7 +214,7 @@ class PythonIndex:
                 return False  # not worth a parse: it calls nothing that locks
             target_facts = self.module(target[0])
             inner = target_facts.units.get(target[1]) if target_facts is not None else None
-            self._reaches[key] = inner is not None and any(
+            self._reaches[key] = inner is not None and target_facts is not None and any(
                 self.may_take(s, inner, target_facts, depth + 1)
                 for s in entered_sites(inner, site.use))
         return self._reaches[key]

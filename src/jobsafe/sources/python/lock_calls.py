@@ -554,8 +554,7 @@ class LockCalls:
             if tested is not None:
                 effects.tests.add(tested)
             created = self._creation(call)
-            path = shared(created[0]) if created is not None else None
-            if path is not None:
+            if created is not None and (path := shared(created[0])) is not None:
                 effects.creates[path] = created[1]
                 if _writes_pid(self.code(self._statement(call))):
                     effects.writes_pid.add(path)

@@ -642,10 +642,11 @@ class Semantics:
         """Whether a project function executes SQL it is given (``run(cur, SQL)`` whose body
         is ``cur.execute(sql)``), through the helpers it passes it on to."""
         found = self._project_function(call.func, at) if depth <= 4 else None
-        if found is None:
+        facts = self.facts(found[0]) if found is not None else None
+        if found is None or facts is None:
             return False
         rel, name = found
-        unit = self.facts(rel).units[name]
+        unit = facts.units[name]
         inner = Where(rel, name, self.bind(unit, call, at))
         given = [v for _, v in call.args]
 
