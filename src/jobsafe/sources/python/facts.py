@@ -13,6 +13,18 @@ MAIN = "<main>"
 
 
 @dataclass
+class PathEffects:
+    """What a function does to lock-file paths it does not take as parameters
+    (``self.lockfile``, a constant path): a method that tests, one that writes the PID, one
+    that removes the file make one lock file protocol at their caller."""
+
+    tests: set[str]
+    creates: dict[str, bool]  # path -> atomic creation
+    removes: set[str]
+    writes_pid: set[str]
+
+
+@dataclass
 class Unit:
     """A function body (or the module body / ``__main__`` block)."""
 
@@ -45,6 +57,9 @@ class Unit:
     #: path, ``execute`` of SQL text, and the project calls it passes parameters on to (a
     #: lock file its caller tests and removes may be created here, SQL it is given run)
     param_calls: list[Value] = field(default_factory=list)
+    #: a method's effects on its object's lock-file paths (``self.lockfile``), for callers
+    #: in other modules
+    path_effects: PathEffects | None = None
     #: how the unit retries (for a lock taken at one of its call sites too)
     retries: Retries = field(default_factory=lambda: Retries())
 

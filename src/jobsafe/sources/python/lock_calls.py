@@ -11,9 +11,9 @@ import libcst as cst
 
 from ...model import CodeFact, Lock
 from . import apis
-from .facts import MODULE
-from .symbols import (PATH_HELPER, SQL_EXECUTES, SQL_HELPER, Call, LockSymbols, Param, Value,
-                      executed_sql, project_candidate)
+from .facts import MODULE, PathEffects
+from .symbols import (PATH_HELPER, SQL_EXECUTES, SQL_HELPER, Attr, Call, LockSymbols, Param,
+                      Value, executed_sql, project_candidate)
 from .syntax import contains, walk, walk_unit
 from .values import argument, passes_kwargs
 
@@ -37,18 +37,6 @@ if TYPE_CHECKING:
 UNKNOWN_TTL = -1.0
 PATH_CREATORS = frozenset({"builtins.open", "io.open", "os.open", "os.mkdir"})
 _LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
-
-
-@dataclass
-class PathEffects:
-    """What a function of the module does to lock-file paths it does not take as
-    parameters (``self.lockfile``, a constant path): a method that tests, one that writes
-    the PID, one that removes the file make one lock file protocol at their caller."""
-
-    tests: set[str]
-    creates: dict[str, bool]  # path -> atomic creation
-    removes: set[str]
-    writes_pid: set[str]
 
 
 _NO_EFFECTS = PathEffects(set(), {}, set(), set())
@@ -598,6 +586,9 @@ class LockCalls:
     def _lock_files(self, unit: Unit, nodes, calls):
         """Lock/pid files and lock directories managed by hand (JOB201/JOB202), also when
         the test, the creation and the removal are functions of the module it calls."""
+        if "." in unit.name:  # what a method does to its object's paths, for other modules
+            own = self._path_effects(unit.name, ("self", unit.name.split(".")[0]))
+            unit.path_effects = own if own.tests or own.creates or own.removes else None
         checks: dict[str, cst.Call] = {}
         effects = {id(call): self._call_effects(call, unit) for call in calls}
         for call in calls:
@@ -615,7 +606,8 @@ class LockCalls:
                         isinstance(value.arg(None, 0), Param) if creator else
                         executed_sql(value) is not None or
                         project_candidate(value.func) and
-                        any(isinstance(v, Param) for _, v in value.args)):
+                        (any(isinstance(v, Param) for _, v in value.args) or
+                         isinstance(value.func, Attr) and isinstance(value.func.base, Param))):
                     unit.param_calls.append(value)
         stale = self._stale_handling()
         found = []
@@ -678,14 +670,18 @@ class LockCalls:
         for arg in call.args:
             if isinstance(arg.value, (cst.BaseNumber, cst.Lambda)):
                 continue
-            path = self._path_text(arg.value)
-            if path is None or path in created_paths:
-                continue
-            check = checks.get(path)
-            if check is not None and self.line(check) <= self.line(call):
-                return path, False
-            if removed.get(path, -1) >= self.line(call):
-                return path, False
+            given = self._path_text(arg.value)
+            # take(self): the object whose path (self.lockfile) is tested or removed here
+            paths = sorted({*checks, *removed}) if given == "self" else [given]
+            for path in paths:
+                if path is None or path in created_paths or (
+                        given == "self" and not path.startswith("self.")):
+                    continue
+                check = checks.get(path)
+                if check is not None and self.line(check) <= self.line(call):
+                    return path, False
+                if removed.get(path, -1) >= self.line(call):
+                    return path, False
         return None
 
     def _removed_paths(self, calls, effects=None) -> dict[str, int]:

@@ -546,6 +546,10 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
             if not names and isinstance(call.func, cst.Attribute) and \
                     isinstance(call.func.value, cst.Name) and call.func.value.value == "self":
                 unit.calls.append(f"self.{call.func.attr.value}")
+            elif not names and isinstance(call.func, cst.Attribute) and \
+                    isinstance(call.func.value, cst.Call):  # Runner().run(): the method
+                unit.calls.extend(f"{made}.{call.func.attr.value}"
+                                  for made in sorted(self.qualified(call.func.value.func)))
         acquisitions: list[tuple[Lock, cst.CSTNode, str | None]] = []  # (lock, node, handle)
         handled: set[int] = set()
         for w in withs:

@@ -621,7 +621,26 @@ class Semantics:
                 deeper = self._creates_argument(made, inner, path, depth + 1)
                 if deeper is not None:
                     return deeper
+            elif atomic is None and path is not None and path.startswith("self.") and \
+                    isinstance(made.func, Attr) and isinstance(made.func.base, Param) and \
+                    (self.argument(made.func.base, inner) or (None,))[0] in given:
+                created = self._method_creates(made.func, inner, path)  # obj.write_lock()
+                if created is not None:
+                    return created
         return None
+
+    def _method_creates(self, method: Attr, where: Where, path: str) -> bool | None:
+        """Whether a method of an object creates one of the object's paths (its summary,
+        ``Unit.path_effects``), and atomically."""
+        kind = self.kind(method, where)
+        if not kind.startswith("method:instance:"):
+            return None
+        receiver = kind[len("method:"):].rpartition(".")[0]
+        _, rel, cls = receiver.split(":", 2)
+        found = self.class_method(rel, cls, method.name)
+        facts = self.facts(found[0]) if found is not None else None
+        effects = facts.units[found[1]].path_effects if facts is not None and found else None
+        return effects.creates.get(path) if effects is not None else None
 
     def _project_function(self, func: Value, at: Where) -> tuple[str, str] | None:
         """(module, name) of the project function a call calls; a module read only for its
