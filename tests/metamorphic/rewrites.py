@@ -263,14 +263,10 @@ def _keep_exported(tree: Tree, path: Path, module: cst.Module,
 
 # --------------------------------------------------------------------------- 3/4. values
 
-class _Literals(cst.CSTTransformer):
-    """Literal arguments of the calls at lock sites, inside functions, become names."""
+class _InFunctions(cst.CSTTransformer):
+    """A transformer that knows how deep in function definitions it is (``depth``)."""
 
-    def __init__(self, wrapper, sites, make_name):
-        self.pos = wrapper.resolve(PositionProvider)
-        self.sites, self.make_name = sites, make_name
-        self.depth = 0
-        self.defined: list[tuple[str, str]] = []  # (name, literal source)
+    depth = 0
 
     def visit_FunctionDef(self, node):
         self.depth += 1
@@ -278,6 +274,15 @@ class _Literals(cst.CSTTransformer):
     def leave_FunctionDef(self, original, updated):
         self.depth -= 1
         return updated
+
+
+class _Literals(_InFunctions):
+    """Literal arguments of the calls at lock sites, inside functions, become names."""
+
+    def __init__(self, wrapper, sites, make_name):
+        self.pos = wrapper.resolve(PositionProvider)
+        self.sites, self.make_name = sites, make_name
+        self.defined: list[tuple[str, str]] = []  # (name, literal source)
 
     def leave_Call(self, original, updated):
         at = self.pos[original].start
@@ -339,20 +344,13 @@ class _SettingsLiterals(_Literals):
         return cst.parse_expression(f"settings.{name}")
 
 
-class _SameStrings(cst.CSTTransformer):
+class _SameStrings(_InFunctions):
     """The other uses of a string a rewrite moved to a setting read the same setting (the
     key a lock is taken with and the key it is deleted with stay one value)."""
 
     def __init__(self, names: dict[str, str], name_node):
         self.names, self.name_node = names, name_node
-        self.depth = 0
 
-    def visit_FunctionDef(self, node):
-        self.depth += 1
-
-    def leave_FunctionDef(self, original, updated):
-        self.depth -= 1
-        return updated
 
     def visit_Expr(self, node):
         return not isinstance(node.value, cst.SimpleString)  # a docstring stays
@@ -513,7 +511,7 @@ class _ToAttribute(cst.CSTTransformer):
 
 # --------------------------------------------------------------------------- 8/9. helpers
 
-class _Extract(cst.CSTTransformer):
+class _Extract(_InFunctions):
     """The call at a lock site -> a call of a helper that makes the same call with the
     receiver and every argument passed in (``helper(client, "job", timeout=600)``)."""
 
@@ -523,14 +521,7 @@ class _Extract(cst.CSTTransformer):
         self.pos = wrapper.resolve(PositionProvider)
         self.sites, self.helper_name, self.qualify = sites, helper_name, qualify
         self.helpers: list[str] = []
-        self.depth = 0
 
-    def visit_FunctionDef(self, node):
-        self.depth += 1
-
-    def leave_FunctionDef(self, original, updated):
-        self.depth -= 1
-        return updated
 
     def leave_Call(self, original, updated):
         at = self.pos[original].start
