@@ -111,3 +111,25 @@ def test_apscheduler_cron_fields_below_the_last_given_take_their_minimum(write_t
     crons = [j.schedule.cron for j in sorted(run_analysis(root).project.jobs,
                                              key=lambda j: j.span.line)]
     assert crons == ["0 3 * * *", "0 0 * * mon", "*/10 * * * *", "15 */2 * * *"]
+
+
+def test_a_namespace_package_is_imported_by_its_unique_dotted_ending(tmp_path):
+    """``from crashstats.cron import LOCK_TTL`` where ``webapp/`` is on the path and
+    ``webapp/crashstats/`` has no ``__init__.py`` (a PEP 420 namespace package): the one
+    module whose path ends so; an ending two modules share resolves to neither."""
+    cron = tmp_path / "webapp" / "crashstats" / "cron"
+    cron.mkdir(parents=True)
+    (cron / "__init__.py").write_text("LOCK_TTL = 2 * 3600\n")
+    (cron / "jobs.py").write_text(
+        "import redis\nfrom crashstats.cron import LOCK_TTL\nfrom common.limits import WAIT\n"
+        "r = redis.Redis()\n\n\ndef run():\n"
+        "    with r.lock('cron', timeout=LOCK_TTL, blocking_timeout=WAIT):\n"
+        "        pass\n")
+    for app in ("one", "two"):  # common/limits.py twice, in no package: ambiguous
+        limits = tmp_path / app / "common"
+        limits.mkdir(parents=True)
+        (limits / "limits.py").write_text(f"WAIT = {len(app)}\n")
+    locks = run_analysis(tmp_path).project.code_locks
+    lock = next(lock for lock in locks if lock.span.path.endswith("jobs.py"))
+    assert lock.ttl_seconds == 7200
+    assert lock.blocking is None  # WAIT: set, and not known

@@ -276,8 +276,24 @@ class PythonIndex:
         return self._rel_by_display[facts.path]
 
     def module_rel(self, dotted: str) -> str | None:
-        """The tree's module (or package) with this dotted name."""
-        return self._by_dotted.get(dotted) or self._by_dotted.get(f"{dotted}.__init__")
+        """The tree's module (or package) with this dotted name; for a name of two parts
+        or more that no root gives, the one module whose path ends so (a namespace
+        package, imported from a folder above it that has no ``__init__.py``)."""
+        found = self._by_dotted.get(dotted) or self._by_dotted.get(f"{dotted}.__init__")
+        if found is None and "." in dotted:
+            found = self._by_suffix.get(dotted) or self._by_suffix.get(f"{dotted}.__init__")
+        return found
+
+    @cached_property
+    def _by_suffix(self) -> dict[str, str]:
+        """Dotted-name endings (two parts or more) that name exactly one module."""
+        owners: dict[str, set[str]] = {}
+        for name, rel in self._by_dotted.items():
+            parts = name.split(".")
+            for cut in range(1, len(parts) - 1):
+                owners.setdefault(".".join(parts[cut:]), set()).add(rel)
+        return {suffix: next(iter(rels)) for suffix, rels in owners.items()
+                if len(rels) == 1 and suffix not in self._by_dotted}
 
     def known(self, rel: str) -> ModuleFacts | None:
         """A module as the semantics reads it: in full when it was parsed or the prefilter
@@ -449,10 +465,7 @@ class PythonIndex:
             call = ".".join([*package, call.lstrip(".")])
         parts = call.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            module = ".".join(parts[:cut])
-            target_rel = self._by_dotted.get(module)
-            if target_rel is None:
-                target_rel = self._by_dotted.get(module + ".__init__")
+            target_rel = self.module_rel(".".join(parts[:cut]))
             if target_rel is not None:
                 return target_rel, ".".join(parts[cut:])
         return None
