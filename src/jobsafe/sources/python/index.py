@@ -281,19 +281,23 @@ class PythonIndex:
         package, imported from a folder above it that has no ``__init__.py``)."""
         found = self._by_dotted.get(dotted) or self._by_dotted.get(f"{dotted}.__init__")
         if found is None and "." in dotted:
-            found = self._by_suffix.get(dotted) or self._by_suffix.get(f"{dotted}.__init__")
+            found = self._ending_in(dotted) or self._ending_in(f"{dotted}.__init__")
         return found
 
+    def _ending_in(self, dotted: str) -> str | None:
+        """The one module whose dotted name ends with ``.dotted``."""
+        ending = "." + dotted
+        owners = {rel for name, rel in self._by_last_part.get(dotted.rsplit(".", 1)[-1], ())
+                  if name.endswith(ending)}
+        return owners.pop() if len(owners) == 1 else None
+
     @cached_property
-    def _by_suffix(self) -> dict[str, str]:
-        """Dotted-name endings (two parts or more) that name exactly one module."""
-        owners: dict[str, set[str]] = {}
+    def _by_last_part(self) -> dict[str, list[tuple[str, str]]]:
+        """The tree's dotted module names by their last part."""
+        out: dict[str, list[tuple[str, str]]] = {}
         for name, rel in self._by_dotted.items():
-            parts = name.split(".")
-            for cut in range(1, len(parts) - 1):
-                owners.setdefault(".".join(parts[cut:]), set()).add(rel)
-        return {suffix: next(iter(rels)) for suffix, rels in owners.items()
-                if len(rels) == 1 and suffix not in self._by_dotted}
+            out.setdefault(name.rsplit(".", 1)[-1], []).append((name, rel))
+        return out
 
     def known(self, rel: str) -> ModuleFacts | None:
         """A module as the semantics reads it: in full when it was parsed or the prefilter
