@@ -203,6 +203,9 @@ class PythonIndex:
         if depth > 3 or not isinstance(func, (Global, Imported)):
             return False
         rel = self.rel_of(facts)
+        if isinstance(func, Imported) and not func.dotted.startswith(".") and \
+                func.dotted.split(".", 1)[0] not in self._top_names:
+            return False  # a library's (os.path.join, requests.get)
         target = self.semantics.resolve_dotted(rel, func.dotted) \
             if isinstance(func, Imported) else (rel, func.name)
         if target is None or not target[1] or self.might_lock(target[0]):
@@ -283,6 +286,12 @@ class PythonIndex:
         if found is None and "." in dotted:
             found = self._ending_in(dotted) or self._ending_in(f"{dotted}.__init__")
         return found
+
+    @cached_property
+    def _top_names(self) -> frozenset[str]:
+        """First parts of the dotted names the tree's modules can be imported by."""
+        return frozenset(name.split(".", 1)[0] for name in self._by_dotted) | frozenset(
+            part for name in self._by_dotted for part in name.split(".")[1:])
 
     def _ending_in(self, dotted: str) -> str | None:
         """The one module whose dotted name ends with ``.dotted``."""

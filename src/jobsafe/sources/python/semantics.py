@@ -201,6 +201,7 @@ class Semantics:
     def __init__(self, index: "PythonIndex"):
         self.index = index
         self._kinds: dict[tuple, str] = {}
+        self._resolved: dict[str, tuple[str, str] | None] = {}  # absolute dotted -> target
         self._users_memo: dict[tuple, list] = {}
 
     # -- modules and names
@@ -222,12 +223,15 @@ class Semantics:
                 package = package[:-1]
             package = package[:len(package) - (level - 1)] if level > 1 else package
             dotted = ".".join([*package, dotted.lstrip(".")]).strip(".")
-        parts = dotted.split(".")
-        for cut in range(len(parts), 0, -1):
-            target = self.index.module_rel(".".join(parts[:cut]))
-            if target is not None:
-                return target, ".".join(parts[cut:])
-        return None
+        if dotted not in self._resolved:  # (the same imports are resolved from many sites)
+            self._resolved[dotted] = None
+            parts = dotted.split(".")
+            for cut in range(len(parts), 0, -1):
+                target = self.index.module_rel(".".join(parts[:cut]))
+                if target is not None:
+                    self._resolved[dotted] = (target, ".".join(parts[cut:]))
+                    break
+        return self._resolved[dotted]
 
     # -- kinds
     def kind(self, value: Value, where: Where, depth: int = 0) -> str:
