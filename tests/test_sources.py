@@ -129,7 +129,18 @@ def test_a_namespace_package_is_imported_by_its_unique_dotted_ending(tmp_path):
         limits = tmp_path / app / "common"
         limits.mkdir(parents=True)
         (limits / "limits.py").write_text(f"WAIT = {len(app)}\n")
+    # inside a package, `sklearn.base` is the library, not the package's own sklearn/base.py
+    plugin = tmp_path / "mlflow" / "sklearn"
+    plugin.mkdir(parents=True)
+    for folder in (tmp_path / "mlflow", plugin):
+        (folder / "__init__.py").write_text("")
+    (plugin / "base.py").write_text("TTL = 5\n")
+    (plugin / "job.py").write_text(
+        "import redis\nfrom sklearn.base import TTL\nr = redis.Redis()\n\n\ndef run():\n"
+        "    with r.lock('fit', timeout=TTL):\n        pass\n")
     locks = run_analysis(tmp_path).project.code_locks
     lock = next(lock for lock in locks if lock.span.path.endswith("jobs.py"))
     assert lock.ttl_seconds == 7200
     assert lock.blocking is None  # WAIT: set, and not known
+    library = next(lock for lock in locks if lock.span.path.endswith("job.py"))
+    assert library.ttl_seconds != 5

@@ -95,6 +95,7 @@ class PythonIndex:
         self._calls_locks: dict[str, bool] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
         packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
+        self._packages = packages
         for rel in files:  # certbot/src/certbot/x.py is imported as certbot.x
             name = _import_name(rel, packages)
             if name is None and "/src/" in rel:  # namespace packages: below the src folder
@@ -294,10 +295,19 @@ class PythonIndex:
             part for name in self._by_dotted for part in name.split(".")[1:])
 
     def _ending_in(self, dotted: str) -> str | None:
-        """The one module whose dotted name ends with ``.dotted``."""
+        """The one module whose dotted name ends with ``.dotted``, below a folder that is
+        no package (so it can be on the path: ``webapp/`` for ``crashstats.cron``; not
+        ``mlflow/`` for ``sklearn.base``, which is the library)."""
         ending = "." + dotted
-        owners = {rel for name, rel in self._by_last_part.get(dotted.rsplit(".", 1)[-1], ())
-                  if name.endswith(ending)}
+        as_path = "/" + dotted.replace(".", "/")
+        owners = set()
+        for name, rel in self._by_last_part.get(dotted.rsplit(".", 1)[-1], ()):
+            module = rel[:-len(".py")] if rel.endswith(".py") else rel
+            if not dotted.endswith(".__init__"):
+                module = module.removesuffix("/__init__")  # the package itself
+            if name.endswith(ending) and module.endswith(as_path):
+                if module[:-len(as_path)] not in self._packages:
+                    owners.add(rel)
         return owners.pop() if len(owners) == 1 else None
 
     @cached_property

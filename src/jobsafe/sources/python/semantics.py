@@ -432,6 +432,8 @@ class Semantics:
         return found.value if found is not None and isinstance(found.value, str) else None
 
     def _imported(self, dotted: str, where: Where, depth: int) -> str:
+        if depth > _MAX_DEPTH:  # a re-export cycle (from pkg import x in pkg/__init__)
+            return UNKNOWN_KIND
         target = self.resolve_dotted(where.rel, dotted)
         if target is not None:
             rel, name = target
