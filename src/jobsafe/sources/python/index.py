@@ -6,7 +6,6 @@ and hazards of everything it reaches are the entry code's.
 """
 from __future__ import annotations
 
-import re
 from collections import deque
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -30,8 +29,6 @@ _MAX_UNITS = 400
 #: a site by
 _BUILTIN_METHODS = frozenset(name for kind in (object, dict, list, set, str, bytes, int)
                              for name in dir(kind))
-#: a name called in a module's text (``name(``)
-_CALLED = re.compile(r"(\w+)\s*\(")
 #: the stat index's notes: a module the prefilter passed over, with no suppression (not
 #: read again while unchanged), and one it kept (not scanned again while unchanged)
 _IRRELEVANT, _KEPT = "irrelevant", "kept"
@@ -92,7 +89,6 @@ class PythonIndex:
         self._light: dict[str, ModuleFacts | None] = {}
         #: (function, use) of a module the prefilter passed over -> whether it may lock
         self._reaches: dict[tuple[tuple[str, str], str], bool] = {}
-        self._calls_locks: dict[str, bool] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
         packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
         self._packages = packages
@@ -214,7 +210,7 @@ class PythonIndex:
         key = (target, site.use)
         if key not in self._reaches:
             self._reaches[key] = False  # (a cycle reaches nothing)
-            if not self._calls_lock_name(target[0]):
+            if not self._may_call_lock_name(target[0], target[1]):
                 return False  # not worth a parse: it calls nothing that locks
             target_facts = self.module(target[0])
             inner = target_facts.units.get(target[1]) if target_facts is not None else None
@@ -230,14 +226,15 @@ class PythonIndex:
         named = site_names(site, unit, facts)
         return not named or bool(named & names)
 
-    def _calls_lock_name(self, rel: str) -> bool:
-        """Whether a module's text calls one of ``lock_names`` (read before parsing it)."""
-        if rel not in self._calls_locks:
-            f = self.files.get(rel)
-            text = self.read(f) if f is not None else None
-            self._calls_locks[rel] = text is not None and not self.lock_names.isdisjoint(
-                _CALLED.findall(text))
-        return self._calls_locks[rel]
+    def _may_call_lock_name(self, rel: str, name: str) -> bool:
+        """Whether a function of a module the prefilter passed over calls one of
+        ``lock_names`` (read from its light facts, before parsing the module in full)."""
+        facts = self.known(rel)
+        if facts is None:
+            return False
+        if facts.units:  # parsed in full already
+            return name in facts.units
+        return not self.lock_names.isdisjoint(facts.function_calls.get(name, ()))
 
     @cached_property
     def abstractions(self) -> set[tuple[str, str]]:

@@ -58,17 +58,35 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
         elif isinstance(node, ast.AnnAssign) and node.value is not None and \
                 isinstance(node.target, ast.Name):
             facts.bindings[node.target.id] = reader.value(node.value)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            facts.function_calls[node.name] = _called(node)
         elif isinstance(node, ast.ClassDef):
             info = ClassInfo(bases=tuple(reader.value(b) for b in node.bases))
             for stmt in node.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     info.methods.append(stmt.name)
+                    facts.function_calls[f"{node.name}.{stmt.name}"] = _called(stmt)
                 elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
                         isinstance(stmt.targets[0], ast.Name):
                     info.attrs.setdefault(stmt.targets[0].id, []).append(
                         (reader.value(stmt.value), ""))
             facts.classes[node.name] = info
     return facts
+
+
+def _called(function: ast.AST) -> frozenset[str]:
+    """The names a function calls (``f()``, ``obj.m()``: f, m; ``Guard()``: Guard)."""
+    out = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                out.add(func.id)
+            elif isinstance(func, ast.Attribute):
+                out.add(func.attr)
+                if isinstance(func.value, ast.Name):
+                    out.add(func.value.id)
+    return frozenset(out)
 
 
 class _Reader:
