@@ -241,27 +241,26 @@ class PythonIndex:
         """(module, unit) of every function or method of the tree that some use site takes
         a lock through: its escaping locks are judged at those uses. (An abstraction nobody
         uses keeps its locks where they are written.)"""
-        used: set[tuple[str, str]] = set()
-        for rel in sorted(self.files):
-            facts = self.module(rel) if self.might_lock(rel) else None
-            if facts is None or facts.error is not None:
-                continue
-            for unit in facts.units.values():
-                # a manager handed back (return lease(...)) is entered by the caller
-                for site in entered_sites(unit, "with"):
-                    if self.may_take(site, unit, facts):
-                        used.update((r, name) for r, name, _ in self.semantics.users_of(
-                            site.callee, site.use, Where(rel, unit.name)))
-        return used
+        kept = (self.module(rel) if self.might_lock(rel) else None for rel in sorted(self.files))
+        return self._users_taken([(facts, unit) for facts in kept
+                                  if facts is not None and facts.error is None
+                                  for unit in facts.units.values()], calls=True)
 
     def used_by(self, units: list[tuple[ModuleFacts, Unit]]) -> set[tuple[str, str]]:
         """(module, unit) of the abstractions these units enter (a use in a module the
         prefilter passed over is not in ``abstractions``)."""
+        return self._users_taken(units, calls=False)
+
+    def _users_taken(self, units: list[tuple[ModuleFacts, Unit]],
+                     calls: bool) -> set[tuple[str, str]]:
+        """(module, unit) of what the use sites of these units take a lock through (a
+        manager handed back, ``return lease(...)``, is entered by the caller); ``calls``:
+        plain calls count too."""
         used: set[tuple[str, str]] = set()
         for facts, unit in units:
             rel = self.rel_of(facts)
             for site in entered_sites(unit, "with"):
-                if site.use != "call" and self.may_take(site, unit, facts):
+                if (calls or site.use != "call") and self.may_take(site, unit, facts):
                     used.update((r, name) for r, name, _ in self.semantics.users_of(
                         site.callee, site.use, Where(rel, unit.name)))
         return used
@@ -287,32 +286,30 @@ class PythonIndex:
 
     @cached_property
     def _top_names(self) -> frozenset[str]:
-        """First parts of the dotted names the tree's modules can be imported by."""
-        return frozenset(name.split(".", 1)[0] for name in self._by_dotted) | frozenset(
-            part for name in self._by_dotted for part in name.split(".")[1:])
+        """Every part of the tree's dotted module names (an import of the tree's code
+        starts with one of them; a namespace-package import may start at any)."""
+        return frozenset(part for name in self._by_dotted for part in name.split("."))
 
     def _ending_in(self, dotted: str) -> str | None:
-        """The one module whose dotted name ends with ``.dotted``, below a folder that is
-        no package (so it can be on the path: ``webapp/`` for ``crashstats.cron``; not
+        """The one module whose path ends with ``dotted``, below a folder that is no
+        package (so it can be on the path: ``webapp/`` for ``crashstats.cron``; not
         ``mlflow/`` for ``sklearn.base``, which is the library)."""
-        ending = "." + dotted
         as_path = "/" + dotted.replace(".", "/")
         owners = set()
-        for name, rel in self._by_last_part.get(dotted.rsplit(".", 1)[-1], ()):
+        for rel in self._by_last_part.get(dotted.rsplit(".", 1)[-1], ()):
             module = rel[:-len(".py")] if rel.endswith(".py") else rel
             if not dotted.endswith(".__init__"):
                 module = module.removesuffix("/__init__")  # the package itself
-            if name.endswith(ending) and module.endswith(as_path):
-                if module[:-len(as_path)] not in self._packages:
-                    owners.add(rel)
+            if module.endswith(as_path) and module[:-len(as_path)] not in self._packages:
+                owners.add(rel)
         return owners.pop() if len(owners) == 1 else None
 
     @cached_property
-    def _by_last_part(self) -> dict[str, list[tuple[str, str]]]:
-        """The tree's dotted module names by their last part."""
-        out: dict[str, list[tuple[str, str]]] = {}
+    def _by_last_part(self) -> dict[str, set[str]]:
+        """The tree's modules by the last part of their dotted names."""
+        out: dict[str, set[str]] = {}
         for name, rel in self._by_dotted.items():
-            out.setdefault(name.rsplit(".", 1)[-1], []).append((name, rel))
+            out.setdefault(name.rsplit(".", 1)[-1], set()).add(rel)
         return out
 
     def known(self, rel: str) -> ModuleFacts | None:

@@ -199,8 +199,7 @@ class LockCalls:
 
     def _make_lock(self, spec: LockSpec, at, unit: Unit, *,
                    release: str, scope, blocking: bool | None, wait, try_lock=False,
-                   checked=None,
-                   release_span=None) -> Lock:
+                   checked=None, release_span=None) -> Lock:
         api_name, api, ctor = spec.name, spec.api, spec.ctor
         ttl = None
         if api.ttl_arg or api.ttl_pos is not None:
@@ -521,7 +520,7 @@ class LockCalls:
         attribute of the object, a constant), through the functions of the module it calls.
         ``receiver``: (the name the object has in it, its class) -- ``self`` in a method, a
         parameter a caller passes ``self`` to."""
-        memo = self.__dict__.setdefault("_effects_memo", {})
+        memo = self._effects_memo
         key = (name, receiver)
         if key in memo:
             return memo[key]
@@ -569,14 +568,13 @@ class LockCalls:
         elif isinstance(func, cst.Name):
             name, inner = func.value, None
             callee = self.sym.units.get(name)
-            given = [a.value.value for a in call.args if isinstance(a.value, cst.Name)]
-            if callee is not None and receiver is not None and receiver[0] in given and \
-                    isinstance(callee.node, cst.FunctionDef):
-                params = [p.name.value for p in callee.node.params.params]
-                at = next(i for i, a in enumerate(call.args)
-                          if isinstance(a.value, cst.Name) and a.value.value == receiver[0])
-                if at < len(params) and call.args[at].keyword is None:
-                    inner = (params[at], receiver[1])  # f(self): the object, renamed
+            at = next((i for i, a in enumerate(call.args) if a.keyword is None and
+                       isinstance(a.value, cst.Name) and receiver is not None and
+                       a.value.value == receiver[0]), None)
+            if at is not None and callee is not None and isinstance(callee.node, cst.FunctionDef):
+                params = callee.node.params.params
+                if at < len(params):
+                    inner = (params[at].name.value, receiver[1])  # f(self): the object, renamed
         else:
             return _NO_EFFECTS
         if name not in self.sym.units or name == unit.name:
@@ -689,15 +687,20 @@ class LockCalls:
         function of the module: ``self.release_lock()``)."""
         out: dict[str, int] = {}
         for c in calls:
-            paths = effects[id(c)].removes if effects is not None else set()
-            if self.qualified(c.func) & apis.REMOVERS and c.args:
-                paths = {self._path_text(c.args[0].value)}
-            elif isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir"):
-                paths = {self._path_text(c.func.value)}
+            path = self._removed_path(c)
+            paths = {path} if path is not None else \
+                effects[id(c)].removes if effects is not None else set()
             for path in paths:
-                if path is not None:
-                    out[path] = max(out.get(path, -1), self.line(c))
+                out[path] = max(out.get(path, -1), self.line(c))
         return out
+
+    def _removed_path(self, c: cst.Call) -> str | None:
+        """The path a call removes itself (``os.remove(p)``, ``Path(p).unlink()``)."""
+        if self.qualified(c.func) & apis.REMOVERS and c.args:
+            return self._path_text(c.args[0].value)
+        if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir"):
+            return self._path_text(c.func.value)
+        return None
 
     def _existence_checked(self, call: cst.Call) -> str | None:
         names = self.qualified(call.func)
@@ -788,13 +791,8 @@ class LockCalls:
         return None
 
     def _removes(self, c: cst.Call, path: str) -> bool:
-        if self.qualified(c.func) & apis.REMOVERS and c.args and \
-                self._path_text(c.args[0].value) == path:
-            return True
-        if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir") \
-                and self._path_text(c.func.value) == path:
-            return True
-        return path in self._call_effects(c, self.unit_at(c)).removes  # self.release_lock()
+        return self._removed_path(c) == path or \
+            path in self._call_effects(c, self.unit_at(c)).removes  # self.release_lock()
 
     def _stale_handling(self) -> str:
         if self._stale is None:

@@ -233,6 +233,8 @@ class _ModuleAnalyser(LockCalls, DbLocks, Hazards, UseSites):
                         if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
         self._qualified_cache: dict[int, set[str]] = {}
         self._stale: str | None = None
+        #: (function, the name its object has in it) -> its effects on lock-file paths
+        self._effects_memo: dict = {}
         literals = Evaluator({}, self.qualified)
         self.sym = Symbolizer(self.aliases, self.defined | assigned_names(module.body),
                               lambda node: _literal(literals, node), self._constructor_span,

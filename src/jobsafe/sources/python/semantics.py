@@ -995,10 +995,10 @@ class Semantics:
                             release, release_span, end = releases[handle]
                         elif (site.use in ("with", "decorator") or entered) and not (
                                 entered and lock.release == "plain"):  # __exit__, the wrapper
+                            # (a release after the yield, not in a finally, is skipped when
+                            # the with-block raises: the generator's own release stands)
                             release, release_span, end = site.release, site.release_span, \
                                 site.scope_lines[1]
-                        # (a release after the yield, not in a finally, is skipped when the
-                        # with-block raises: the generator's own release stands)
                         found.append(replace(
                             lock, span=site.span, scope_lines=(site.scope_lines[0], end),
                             taken_from=lock.taken_from or lock.span,
