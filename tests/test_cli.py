@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES, SARIF_SCHEMA
 from jobsafe.analysis import Analysis
 from jobsafe.cli import main
-from jobsafe.model import Finding, Project, Severity, Span
+from jobsafe.model import Finding, Project, Severity, Span, message
 from jobsafe.report import render
 
 CRONTAB = "*/5 * * * * /srv/app/bin/sync.py\n0 3 * * * flock /tmp/x /srv/app/bin/sync.py --nightly\n"
@@ -79,7 +79,8 @@ def _hostile_analysis():
     """Findings whose path and message carry content an attacker controls."""
     span = Span("deploy/a,b:c%d.cron", 3, 1, 3, 5)
     finding = Finding("JOB101", "unguarded-job", Severity.WARNING, span,
-                      "job x|y `z` <script>alert(1)</script>\n::error file=x::pwned 100%\r")
+                      message("job {work}",
+                              work="x|y `z` <script>alert(1)</script>\n::error file=x::pwned 100%\r"))
     return Analysis(Project(root="."), [finding])
 
 

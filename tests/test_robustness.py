@@ -227,12 +227,12 @@ def test_sarif_carries_no_raw_control_characters():
     import json as _json
 
     from jobsafe.analysis import Analysis
-    from jobsafe.model import Finding, Project, Severity, Span
+    from jobsafe.model import Finding, Project, Severity, Span, message
     from jobsafe.report import render
 
     span = Span("deploy/\x1b[31mred\x07.cron", 3)
     finding = Finding("JOB101", "unguarded-job", Severity.WARNING, span,
-                      "line one\r\n::error::x\x00\x1b]8;;http://evil\x07")
+                      message("line one\r\n{text}", text="::error::x\x00\x1b]8;;http://evil\x07"))
     out = render("sarif", Analysis(Project(root="."), [finding]))
     assert not [c for c in out if ord(c) < 0x20 and c not in "\n "]
     result = _json.loads(out)["runs"][0]["results"][0]

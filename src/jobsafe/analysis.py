@@ -19,7 +19,7 @@ from .config import Settings
 from .errors import InternalError, raise_internal_errors
 from .discover import discover, find_project_root, find_root
 from .link import Tree
-from .model import Finding, Progress, Project
+from .model import Finding, Progress, Project, message
 from .rules import Rule, all_rules, resolve_selector
 from .suppress import Suppression, apply_suppressions, parse_suppressions, per_file_ignored
 
@@ -162,13 +162,14 @@ def _unused(suppressions: dict[str, list[Suppression]], scope, settings) -> list
             if not sup.used:
                 what = ", ".join(sup.codes) if sup.codes else "all rules"
                 if sup.misplaced is not None:
-                    message = (f"suppression of {what} at the end of a {sup.misplaced} line "
-                               f"suppresses nothing: such lines have no trailing comments (the "
-                               f"text belongs to the line); put the comment on a line of its "
-                               f"own above it")
+                    text = message("suppression of {rules} at the end of a {kind} line "
+                                   "suppresses nothing: such lines have no trailing comments "
+                                   "(the text belongs to the line); put the comment on a line "
+                                   "of its own above it", rules=what, kind=sup.misplaced)
                 else:
-                    message = f"suppression of {what} matches no finding; remove it"
-                out.append(rule.finding(sup.span, message))
+                    text = message("suppression of {rules} matches no finding; remove it",
+                                   rules=what)
+                out.append(rule.finding(sup.span, text, ()))
     return out
 
 

@@ -5,7 +5,7 @@ line and relate their evidence.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal, get_args
@@ -81,6 +81,28 @@ class Severity(str, Enum):
     @property
     def rank(self) -> int:
         return ("info", "warning", "error").index(self.value)
+
+
+class Confidence(str, Enum):
+    """How sure a finding is of the facts it rests on (bandit's idea, beside severity):
+    ``high`` when each was parsed exactly, ``medium`` when one was inferred through the
+    project's code (a receiver's type followed through a factory, a lock taken through a
+    project abstraction), ``low`` when one rests on a name or a content sniff."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+    @property
+    def rank(self) -> int:
+        return ("low", "medium", "high").index(self.value)
+
+    @staticmethod
+    def weakest(facts: "Iterable[object]") -> "Confidence":
+        """The confidence of a conclusion drawn from ``facts`` (those that carry one)."""
+        found = [c for c in (getattr(f, "confidence", None) for f in facts)
+                 if isinstance(c, Confidence)]
+        return min(found, key=lambda c: c.rank, default=Confidence.HIGH)
 
 
 @dataclass(frozen=True, order=True)
@@ -175,6 +197,7 @@ class Lock:
     #: a lock taken through a project abstraction (a manager, helper, guard class): where
     #: the abstraction takes it (that lock is this one, not a second)
     taken_from: Span | None = None
+    confidence: Confidence = Confidence.HIGH
 
     @property
     def expires_by_itself(self) -> bool:
@@ -275,6 +298,7 @@ class Mount:
     kind: MountKind  # network (NFS, EFS, CephFS...), shared (one volume for all copies), ...
     what: str  # "nfs volume files", "PVC data of class efs-sc", "emptyDir" ...
     span: Span
+    confidence: Confidence = Confidence.HIGH
 
     def holds(self, path: str | None) -> bool:
         mount = self.path.rstrip("/") or "/"
@@ -289,6 +313,7 @@ class Copies:
     count: int
     evidence: Span
     note: str  # what the evidence says: "3 replicas", "a DaemonSet: one pod per node"
+    confidence: Confidence = Confidence.HIGH
 
 
 @dataclass(frozen=True)
@@ -344,6 +369,8 @@ class Job:
     workflow: WorkflowFacts | None = None  # GitHub Actions
     #: why the scheduler never runs this job (a file cron skips ...); None when it runs
     never_runs: str | None = None
+    #: how the job was found: LOW for a crontab recognised by its content alone
+    confidence: Confidence = Confidence.HIGH
 
     @property
     def runs_project_code(self) -> bool:
@@ -399,19 +426,52 @@ class Fix:
     applicability: Applicability = "safe"
 
 
+#: a value a finding's message names (a path, a duration in words, a count)
+MessageArg = str | int | float
+
+
+@dataclass(frozen=True)
+class Message:
+    """A finding's sentence as a template (``str.format`` fields) and the values it names,
+    kept apart so that reports can show the values as values (pyflakes' ``message_args``)."""
+
+    template: str
+    args: tuple[tuple[str, MessageArg], ...] = ()
+
+    def render(self) -> str:
+        return self.template.format_map(dict(self.args))
+
+
+def message(template: str, **args: MessageArg) -> Message:
+    return Message(template, tuple(args.items()))
+
+
+@dataclass(frozen=True)
+class Pooler:
+    """Evidence that database connections go through a transaction-pooling PgBouncer."""
+
+    span: Span
+    confidence: Confidence = Confidence.HIGH
+
+
 @dataclass
 class Finding:
     rule: str
     name: str
     severity: Severity
     span: Span
-    message: str
+    parts: Message  # the message as template and arguments (``message`` renders it)
     job: str | None = None
     related: tuple[Related, ...] = ()
     fingerprint: str = ""
     suppressed: str | None = None  # reason, when suppressed in source ("" for no reason)
     baseline_state: str | None = None
     fix: Fix | None = None
+    confidence: Confidence = Confidence.HIGH
+
+    @property
+    def message(self) -> str:
+        return self.parts.render()
 
     @property
     def sort_key(self) -> tuple:
@@ -436,7 +496,7 @@ class Project:
     code_locks: list[Lock] = field(default_factory=list)
     code_facts: list[CodeFact] = field(default_factory=list)
     #: evidence that database connections go through a transaction-pooling PgBouncer
-    pooler: Span | None = None
+    pooler: Pooler | None = None
     #: evidence that the web app or worker runs as several processes
     workers: Copies | None = None
     #: network filesystems mounted on the hosts (fstab, mount units in the tree)

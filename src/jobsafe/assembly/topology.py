@@ -8,7 +8,7 @@ import os
 import re
 from dataclasses import replace
 
-from ..model import BeatProcess, Copies, Job, Mount, MountKind, Span
+from ..model import BeatProcess, Confidence, Copies, Job, Mount, MountKind, Pooler, Span
 from ..sources.kubernetes import classify_claim, workloads
 from ..sources.supervisor import looks_like_supervisor, supervisor_programs
 from ..sources.workloads import (
@@ -81,8 +81,9 @@ class TopologyAssembly(Step):
                 if runs_web_server(container.command) and self.web_replicas is None:
                     self.web_replicas = workload.replicas
 
-    def _pooler(self) -> Span | None:
-        """Where the tree says connections are pooled per transaction (PgBouncer)."""
+    def _pooler(self) -> Pooler | None:
+        """Where the tree says connections are pooled per transaction (PgBouncer): its
+        ``pool_mode``; less surely, Django's setting for it, or PgBouncer's usual port."""
         for f in self.discovery.files:
             name = f.rel.rsplit("/", 1)[-1].lower()
             if name.startswith("pgbouncer") and name.endswith((".ini", ".conf")) or \
@@ -94,7 +95,10 @@ class TopologyAssembly(Step):
                 m = _POOLER.search(text)
                 if m:
                     line = text.count("\n", 0, m.start()) + 1
-                    return Span(f.display, line)
+                    said = m.group(0)
+                    confidence = Confidence.HIGH if "pool_mode" in said else \
+                        Confidence.LOW if ":6432/" in said else Confidence.MEDIUM
+                    return Pooler(Span(f.display, line), confidence)
         return None
 
     def _workers(self) -> Copies | None:

@@ -13,9 +13,10 @@ def finding_dict(f: Finding) -> dict:
     s = f.span
     data = {
         "rule": f.rule, "name": f.name, "severity": f.severity.value,
+        "confidence": f.confidence.value,
         "path": s.path, "line": s.line, "column": s.column,
         "end_line": s.end_line, "end_column": s.end_column,
-        "message": f.message, "job": f.job,
+        "message": f.message, "arguments": dict(f.parts.args), "job": f.job,
         "related": [{"path": r.span.path, "line": r.span.line, "message": r.message}
                     for r in f.related],
         "fingerprint": f.fingerprint, "fix": fix_dict(f),

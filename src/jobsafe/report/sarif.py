@@ -57,6 +57,7 @@ def _result(f: Finding, index: dict[str, int], baseline: bool) -> dict:
         "message": {"text": f.message},
         "locations": [_location(f.span)],
         "partialFingerprints": {"jobsafe/v1": f.fingerprint},
+        "properties": {"confidence": f.confidence.value},
     }
     if f.related:
         result["relatedLocations"] = [

@@ -5,11 +5,12 @@ module: overlap (1xx), locks (2xx), topology (3xx), idempotency (4xx), meta (9xx
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar, Iterator
 
 from ..config import ConfigError, Settings
-from ..model import (Applicability, Finding, Fix, Project, Related, Severity,
-                     SourceFamily, Span, TextEdit)
+from ..model import (Applicability, Confidence, Finding, Fix, Message, Project, Related,
+                     Severity, SourceFamily, Span, TextEdit)
 
 
 class Rule:
@@ -47,17 +48,19 @@ class Rule:
     def fixable(cls) -> bool:
         return cls.fix is not None
 
-    def finding(self, span: Span, message: str, job: str | None = None,
-                related: tuple[Related, ...] | list[Related] = (),
+    def finding(self, span: Span, message: Message, basis: Iterable[object],
+                job: str | None = None, related: tuple[Related, ...] | list[Related] = (),
                 edits: tuple[TextEdit, ...] = (), fix_message: str = "") -> Finding:
-        """A finding; ``edits`` (with ``fix_message``) make its fix, of the rule's declared
-        applicability."""
+        """A finding; ``basis``: the facts it rests on (jobs, locks, topology evidence),
+        whose weakest confidence is the finding's; ``edits`` (with ``fix_message``) make
+        its fix, of the rule's declared applicability."""
         fix = None
         if edits:
             assert self.fix is not None, f"{self.id} declares no fix"
             fix = Fix(fix_message, edits, self.fix)
         return Finding(self.id, self.name, self.settings.severity_for(self.id, self.severity),
-                       span, message, job, tuple(related), fix=fix)
+                       span, message, job, tuple(related), fix=fix,
+                       confidence=Confidence.weakest(basis))
 
 
 def all_rules() -> dict[str, type[Rule]]:

@@ -2,7 +2,7 @@
 reaches it, and the base class of rules that report one kind of code fact."""
 from __future__ import annotations
 
-from ..model import CodeFact, Job, Lock, Related
+from ..model import CodeFact, Job, Lock, Message, Related
 from ..paths import is_test_path, relative_to_root
 from . import Rule
 
@@ -65,7 +65,7 @@ class FactRule(Rule):
     fact_kind = ""
     jobs_only = False  # only in code that a schedule runs
 
-    def message(self, fact: CodeFact) -> str:
+    def message(self, fact: CodeFact) -> Message:
         raise NotImplementedError
 
     def check(self, project):
@@ -74,5 +74,5 @@ class FactRule(Rule):
                 if fact.lock is not None and fact.lock.span != fact.span else []
             if fact.origin is not None and fact.origin != fact.span:
                 related.append(Related(fact.origin, "the value comes from here"))
-            yield self.finding(fact.span, self.message(fact), job_id(job),
-                               [*related, *related_job(job)])
+            yield self.finding(fact.span, self.message(fact), (fact, fact.lock, job),
+                               job_id(job), [*related, *related_job(job)])

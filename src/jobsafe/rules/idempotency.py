@@ -1,7 +1,7 @@
 """4xx: a second run must not repeat side effects."""
 from __future__ import annotations
 
-from ..model import Severity
+from ..model import Severity, message
 from .common import FactRule
 
 
@@ -14,9 +14,10 @@ class NondeterministicIdempotencyKey(FactRule):
     fact_kind = "key-per-run"
 
     def message(self, fact):
-        return (f"{fact.key} for {fact.api} comes from {fact.detail}, a new value on every run: a rerun is "
-                f"not recognised as a repeat and the side effect happens again; build the key "
-                f"from stable identifiers (the record's id and the billing period)")
+        return message("{key} for {api} comes from {origin}, a new value on every run: a "
+                       "rerun is not recognised as a repeat and the side effect happens again; "
+                       "build the key from stable identifiers (the record's id and the billing "
+                       "period)", key=str(fact.key), api=str(fact.api), origin=fact.detail)
 
 
 class KeyFromFreshRecord(FactRule):
@@ -28,9 +29,10 @@ class KeyFromFreshRecord(FactRule):
     fact_kind = "key-fresh-record"
 
     def message(self, fact):
-        return (f"{fact.key} for {fact.api} comes from {fact.detail}: a rerun creates a new record and so a "
-                f"new key, and the call repeats; key it on what the record stands for "
-                f"(get_or_create on stable fields, or the subscription and period)")
+        return message("{key} for {api} comes from {origin}: a rerun creates a new record "
+                       "and so a new key, and the call repeats; key it on what the record "
+                       "stands for (get_or_create on stable fields, or the subscription and "
+                       "period)", key=str(fact.key), api=str(fact.api), origin=fact.detail)
 
 
 class MissingIdempotencyKey(FactRule):
@@ -42,9 +44,9 @@ class MissingIdempotencyKey(FactRule):
     fact_kind = "key-missing"
 
     def message(self, fact):
-        return (f"{fact.api} is called without {fact.key}: a retried or rerun job repeats the side "
-                f"effect (a second charge, a second instance); pass a key built from stable "
-                f"identifiers")
+        return message("{api} is called without {key}: a retried or rerun job repeats the "
+                       "side effect (a second charge, a second instance); pass a key built "
+                       "from stable identifiers", api=str(fact.api), key=str(fact.key))
 
 
 class NondeterministicOutputPath(FactRule):
@@ -57,6 +59,7 @@ class NondeterministicOutputPath(FactRule):
     jobs_only = True  # a queue or cache writing unique files by design is not a job artifact
 
     def message(self, fact):
-        return (f"{fact.api} writes to a path built from {fact.detail}: a rerun writes a second artifact "
-                f"(and sends or uploads it again) instead of replacing the first; name it after "
-                f"the period being processed")
+        return message("{api} writes to a path built from {origin}: a rerun writes a second "
+                       "artifact (and sends or uploads it again) instead of replacing the "
+                       "first; name it after the period being processed", api=str(fact.api),
+                       origin=fact.detail)

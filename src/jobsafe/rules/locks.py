@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..model import Lock, Related, Severity
+from ..model import Lock, Related, Severity, message
 from ..timespec import format_duration
 from . import Rule
 from .common import FactRule, facts_with_jobs, job_id, locks_with_jobs, related_job
@@ -42,9 +42,10 @@ class ExistsCheckLock(Rule):
             if lock.kind in FILE_LOCKS and lock.existence_test is not None and not lock.atomic:
                 yield self.finding(
                     lock.existence_test,
-                    f"lock file {lock.path} is tested, then created in a separate step: two runs "
-                    f"can both see it absent and both proceed",
-                    job_id(job), [Related(lock.span, "created here"), *related_job(job)])
+                    message("lock file {path} is tested, then created in a separate step: two "
+                            "runs can both see it absent and both proceed", path=lock.path or ""),
+                    (lock, job), job_id(job),
+                    [Related(lock.span, "created here"), *related_job(job)])
 
 
 class StaleLockUnhandled(Rule):
@@ -66,9 +67,10 @@ class StaleLockUnhandled(Rule):
             skipped = f" (a `{job.schedule.text}` job: every {format_duration(every)})" if every else ""
             yield self.finding(
                 lock.span,
-                f"a crash, OOM kill or reboot leaves {lock.path or 'the lock file'} behind and no "
-                f"later run starts {until}{skipped}: nothing checks the stored PID or the file's age",
-                job_id(job), related_job(job))
+                message("a crash, OOM kill or reboot leaves {path} behind and no later run "
+                        "starts {until}{skipped}: nothing checks the stored PID or the file's age",
+                        path=lock.path or "the lock file", until=until, skipped=skipped),
+                (lock, job), job_id(job), related_job(job))
 
 
 class ReleaseNotGuaranteed(Rule):
@@ -84,9 +86,10 @@ class ReleaseNotGuaranteed(Rule):
                 continue
             yield self.finding(
                 lock.release_span,
-                f"{lock_name(lock)} is released by a plain call: an exception before it leaves the "
-                f"lock held {held_for(lock)}; release it in `finally` or use `with`",
-                job_id(job), [Related(lock.span, "acquired here"), *related_job(job)])
+                message("{lock} is released by a plain call: an exception before it leaves the "
+                        "lock held {held}; release it in `finally` or use `with`",
+                        lock=lock_name(lock), held=held_for(lock)),
+                (lock, job), job_id(job), [Related(lock.span, "acquired here"), *related_job(job)])
 
 
 class ExitInLockScope(Rule):
@@ -101,9 +104,11 @@ class ExitInLockScope(Rule):
             lock = fact.lock
             yield self.finding(
                 fact.span,
-                f"{fact.detail} inside the scope of {lock_name(lock)} skips its release: the lock "
-                f"stays held {held_for(lock)}",
-                job_id(job), [Related(lock.span, "acquired here"), *related_job(job)])
+                message("{construct} inside the scope of {lock} skips its release: the lock "
+                        "stays held {held}", construct=fact.detail, lock=lock_name(lock),
+                        held=held_for(lock)),
+                (fact, lock, job), job_id(job),
+                [Related(lock.span, "acquired here"), *related_job(job)])
 
 
 class LockExpiryTooLong(Rule):
@@ -124,14 +129,17 @@ class LockExpiryTooLong(Rule):
                 continue
             if interval and ttl > interval:
                 skipped = math.ceil(ttl / interval) - 1
-                why = (f"longer than the job's {format_duration(interval)} interval: one crashed "
-                       f"run blocks the next {skipped} run{'s' if skipped != 1 else ''}")
+                text = message("{lock} expires after {ttl}, longer than the job's {interval} "
+                               "interval: one crashed run blocks the next {skipped} run{plural}",
+                               lock=lock_name(lock), ttl=format_duration(ttl),
+                               interval=format_duration(interval), skipped=skipped,
+                               plural="s" if skipped != 1 else "")
             else:
-                why = f"at least {format_duration(limit)}: one crashed run blocks the job that long"
-            yield self.finding(
-                lock.ttl_span or lock.span,
-                f"{lock_name(lock)} expires after {format_duration(ttl)}, {why}",
-                job_id(job), related_job(job))
+                text = message("{lock} expires after {ttl}, at least {limit}: one crashed run "
+                               "blocks the job that long", lock=lock_name(lock),
+                               ttl=format_duration(ttl), limit=format_duration(limit))
+            yield self.finding(lock.ttl_span or lock.span, text, (lock, job), job_id(job),
+                               related_job(job))
 
 
 class LockWithoutExpiry(Rule):
@@ -153,9 +161,10 @@ class LockWithoutExpiry(Rule):
                 continue
             yield self.finding(
                 lock.ttl_span or lock.span,
-                f"{lock_name(lock)} has no expiry: a crash or kill while it is held blocks every "
-                f"later run forever; {remedy} a little above the job's longest run",
-                job_id(job), related_job(job))
+                message("{lock} has no expiry: a crash or kill while it is held blocks every "
+                        "later run forever; {remedy} a little above the job's longest run",
+                        lock=lock_name(lock), remedy=remedy),
+                (lock, job), job_id(job), related_job(job))
 
 
 class LockExpiresMidRun(Rule):
@@ -175,10 +184,11 @@ class LockExpiresMidRun(Rule):
                 if ttl and 0 < ttl < bound and not lock.renewed:
                     yield self.finding(
                         lock.ttl_span or lock.span,
-                        f"{lock_name(lock)} expires after {format_duration(ttl)} but the job may "
-                        f"run {format_duration(bound)}: a slow run loses the lock and the next "
-                        f"run starts beside it",
-                        job.id, [Related(job.span, "runtime bound set here")])
+                        message("{lock} expires after {ttl} but the job may run {bound}: a "
+                                "slow run loses the lock and the next run starts beside it",
+                                lock=lock_name(lock), ttl=format_duration(ttl),
+                                bound=format_duration(bound)),
+                        (lock, job), job.id, [Related(job.span, "runtime bound set here")])
 
 
 class LockRetryStorm(FactRule):
@@ -190,8 +200,9 @@ class LockRetryStorm(FactRule):
     fact_kind = "retry-on-lock"
 
     def message(self, fact):
-        return (f"a busy lock is retried by {fact.detail}: failing to get the lock is "
-                f"backpressure, not an error; skip this run and let the schedule try again")
+        return message("a busy lock is retried by {construct}: failing to get the lock is "
+                       "backpressure, not an error; skip this run and let the schedule try "
+                       "again", construct=fact.detail)
 
 
 class BlockingLockInAsync(FactRule):
@@ -203,8 +214,9 @@ class BlockingLockInAsync(FactRule):
     fact_kind = "blocking-in-async"
 
     def message(self, fact):
-        return (f"{fact.detail} blocks inside `async def`: the event loop and every task on it "
-                f"stall while it waits; use an async lock or `asyncio.to_thread`")
+        return message("{construct} blocks inside `async def`: the event loop and every task "
+                       "on it stall while it waits; use an async lock or `asyncio.to_thread`",
+                       construct=fact.detail)
 
 
 class LockHeldAcrossYield(FactRule):
@@ -216,8 +228,9 @@ class LockHeldAcrossYield(FactRule):
     fact_kind = "yield-in-scope"
 
     def message(self, fact):
-        return (f"`yield` inside the scope of a {fact.detail}: the lock stays held while the "
-                f"consumer runs, and until the generator is collected if it is abandoned")
+        return message("`yield` inside the scope of a {lock}: the lock stays held while the "
+                       "consumer runs, and until the generator is collected if it is abandoned",
+                       lock=fact.detail)
 
 
 class ForkInheritsLock(FactRule):
@@ -229,8 +242,10 @@ class ForkInheritsLock(FactRule):
     fact_kind = "fork-in-scope"
 
     def message(self, fact):
-        return (f"{fact.detail} while {lock_name(fact.lock)} is held: the child inherits the "
-                f"open file and keeps the lock after the parent releases it or dies")
+        assert fact.lock is not None
+        return message("{construct} while {lock} is held: the child inherits the open file "
+                       "and keeps the lock after the parent releases it or dies",
+                       construct=fact.detail, lock=lock_name(fact.lock))
 
 
 class UnlinkAfterUnlock(FactRule):
@@ -242,8 +257,9 @@ class UnlinkAfterUnlock(FactRule):
     fact_kind = "unlink-flock"
 
     def message(self, fact):
-        return (f"removing the flock file {fact.detail}: a waiter keeps a lock on the deleted "
-                f"file while a newcomer locks a fresh one, so two runs hold \"the\" lock")
+        return message("removing the flock file {construct}: a waiter keeps a lock on the "
+                       "deleted file while a newcomer locks a fresh one, so two runs hold "
+                       "\"the\" lock", construct=fact.detail)
 
 
 class LockHandleDropped(FactRule):
@@ -255,8 +271,8 @@ class LockHandleDropped(FactRule):
     fact_kind = "handle-dropped"
 
     def message(self, fact):
-        return (f"the lock is released as soon as it is taken: {fact.detail}, and closing the "
-                f"file drops the lock")
+        return message("the lock is released as soon as it is taken: {construct}, and "
+                       "closing the file drops the lock", construct=fact.detail)
 
 
 class InProcessLockForJobs(Rule):
@@ -280,9 +296,10 @@ class InProcessLockForJobs(Rule):
                     seen.add(lock.span)
                     yield self.finding(
                         lock.span,
-                        f"{lock.kind} guards a job that {job.source} starts as its own process: "
-                        f"every run has its own lock, so nothing keeps two runs apart",
-                        job.id, [Related(job.span, "scheduled here")])
+                        message("{kind} guards a job that {source} starts as its own process: "
+                                "every run has its own lock, so nothing keeps two runs apart",
+                                kind=lock.kind, source=job.source),
+                        (lock, job), job.id, [Related(job.span, "scheduled here")])
 
 
 class LockResultIgnored(FactRule):
@@ -294,5 +311,5 @@ class LockResultIgnored(FactRule):
     fact_kind = "unchecked-try-lock"
 
     def message(self, fact):
-        return (f"the result of {fact.detail} is ignored: when another run holds the lock this "
-                f"one carries on anyway")
+        return message("the result of {call} is ignored: when another run holds the lock "
+                       "this one carries on anyway", call=fact.detail)

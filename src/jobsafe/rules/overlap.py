@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from ..model import Job, Related, Severity, TextEdit
+from ..model import Job, Related, Severity, TextEdit, message
 from ..schedule import coincide, dst_shifted_minutes, firings_of
 from ..timespec import format_duration
 from . import Rule
@@ -60,9 +60,10 @@ class UnguardedJob(Rule):
             every = interval_text(job)
             yield self.finding(
                 job.span,
-                f"`{job.schedule.text}` job {work_text(job)} has no overlap guard: a run longer "
-                f"than {every} starts a second copy beside it",
-                job.id)
+                message("`{schedule}` job {work} has no overlap guard: a run longer than "
+                        "{every} starts a second copy beside it",
+                        schedule=job.schedule.text, work=work_text(job), every=every),
+                (job,), job.id)
 
 
 class BlockingLockWait(Rule):
@@ -86,10 +87,11 @@ class BlockingLockWait(Rule):
                     guard.option_at and guard.wait_seconds is None else ()
                 yield self.finding(
                     job.span,
-                    f"`{job.schedule.text}` job waits for its {guard.kind} lock "
-                    f"{_wait_text(guard.wait_seconds)} instead of skipping: slow runs queue up "
-                    f"and then run back to back",
-                    job.id, [Related(guard.span, "the waiting guard")], edits,
+                    message("`{schedule}` job waits for its {kind} lock {wait} instead of "
+                            "skipping: slow runs queue up and then run back to back",
+                            schedule=job.schedule.text, kind=guard.kind,
+                            wait=_wait_text(guard.wait_seconds)),
+                    (job,), job.id, [Related(guard.span, "the waiting guard")], edits,
                     "add -n: skip the run while the previous one holds the lock")
             for lock in job.all_locks:
                 # a time limit on the whole job also ends a wait inside it
@@ -101,10 +103,10 @@ class BlockingLockWait(Rule):
                 seen.add(lock.span)
                 yield self.finding(
                     lock.span,
-                    f"{lock.span.path} waits for its {lock.kind} lock "
-                    f"{_wait_text(wait)}: runs of `{job.schedule.text}` queue up "
-                    f"and then run back to back",
-                    job.id, [scheduled_here(job)])
+                    message("{path} waits for its {kind} lock {wait}: runs of `{schedule}` "
+                            "queue up and then run back to back", path=lock.span.path,
+                            kind=lock.kind, wait=_wait_text(wait), schedule=job.schedule.text),
+                    (lock, job), job.id, [scheduled_here(job)])
 
 
 def _waits_too_long(blocking: bool | None, wait: float | None, interval: int | None) -> bool:
@@ -133,9 +135,10 @@ class GuardEscaped(Rule):
             released = "the unit finishes" if job.source == "systemd" else "the guard is released"
             yield self.finding(
                 job.span,
-                f"`{job.schedule.text}` job backgrounds its work (`{first.how}`): {released} "
-                f"while the work goes on, and the next run starts beside it",
-                job.id, [Related(b.span, f"work leaves here ({b.how})") for b in job.backgrounds])
+                message("`{schedule}` job backgrounds its work (`{how}`): {released} while the "
+                        "work goes on, and the next run starts beside it",
+                        schedule=job.schedule.text, how=first.how, released=released),
+                (job,), job.id, [Related(b.span, f"work leaves here ({b.how})") for b in job.backgrounds])
 
 
 class NoRuntimeBound(Rule):
@@ -151,25 +154,26 @@ class NoRuntimeBound(Rule):
                 continue
             if job.source == "cron" and guarded(job):
                 # only a guard that a hung run holds for ever; a TTL lock expires (JOB207)
-                forever = [g.kind for g in job.guards] + [
-                    lock.kind for lock in job.guard_locks
-                    if lock.scope in ("host", "cluster") and not lock.expires_by_itself]
+                held = [lock for lock in job.guard_locks
+                        if lock.scope in ("host", "cluster") and not lock.expires_by_itself]
+                forever = [g.kind for g in job.guards] + [lock.kind for lock in held]
                 if not forever:
                     continue
-                kind = forever[0]
                 yield self.finding(
                     job.span,
-                    f"`{job.schedule.text}` job is guarded by {kind} but has no time limit: one "
-                    f"hung run holds the lock and every later run is skipped, silently",
-                    job.id)
+                    message("`{schedule}` job is guarded by {kind} but has no time limit: one "
+                            "hung run holds the lock and every later run is skipped, silently",
+                            schedule=job.schedule.text, kind=forever[0]),
+                    (job, *held[:0 if job.guards else 1]), job.id)
             elif job.source == "k8s" and job.k8s is not None:
                 if job.k8s.concurrency_policy != "Forbid":
                     continue  # without Forbid a hung Job does not block the next (JOB105 instead)
                 yield self.finding(
                     job.span,
-                    f"CronJob {job.k8s.name} forbids concurrent runs but sets no "
-                    f"activeDeadlineSeconds: one hung Job blocks every later run, silently",
-                    job.id, [Related(job.k8s.policy_span, "concurrencyPolicy: Forbid")]
+                    message("CronJob {name} forbids concurrent runs but sets no "
+                            "activeDeadlineSeconds: one hung Job blocks every later run, "
+                            "silently", name=job.k8s.name),
+                    (job,), job.id, [Related(job.k8s.policy_span, "concurrencyPolicy: Forbid")]
                     if job.k8s.policy_span else [])
             elif job.source == "systemd" and job.unit is not None:
                 if job.unit.type == "oneshot":
@@ -178,9 +182,10 @@ class NoRuntimeBound(Rule):
                     missing = f"Type={job.unit.type} runs unbounded: set RuntimeMaxSec="
                 yield self.finding(
                     job.span,
-                    f"timer-started service has no time limit ({missing}): one hung run keeps "
-                    f"the unit active and the timer never starts it again",
-                    job.id, [Related(job.unit.timer, "timer")])
+                    message("timer-started service has no time limit ({missing}): one hung run "
+                            "keeps the unit active and the timer never starts it again",
+                            missing=missing),
+                    (job,), job.id, [Related(job.unit.timer, "timer")])
 
 
 class CronJobAllowsOverlap(Rule):
@@ -204,9 +209,10 @@ class CronJobAllowsOverlap(Rule):
                 else "past the next firing"
             yield self.finding(
                 job.span,
-                f"CronJob {job.k8s.name} (`{job.schedule.text}`) has {how}: a Job that runs "
-                f"{longer} gets a second one started beside it",
-                job.id, [Related(job.k8s.policy_span, "concurrencyPolicy")]
+                message("CronJob {name} (`{schedule}`) has {how}: a Job that runs {longer} gets "
+                        "a second one started beside it", name=job.k8s.name,
+                        schedule=job.schedule.text, how=how, longer=longer),
+                (job,), job.id, [Related(job.k8s.policy_span, "concurrencyPolicy")]
                 if job.k8s.policy_span else [])
 
 
@@ -224,10 +230,11 @@ class WorkflowScheduleOverlap(Rule):
                 continue
             yield self.finding(
                 job.span,
-                f"scheduled workflow {wf.name!r} (`{job.schedule.text}`) has no `concurrency:` "
-                f"group and changes external state ({wf.state_what}): a slow or queued run "
-                f"overlaps the next one",
-                job.id, [Related(wf.state_change, "changes external state")])
+                message("scheduled workflow {name} (`{schedule}`) has no `concurrency:` group "
+                        "and changes external state ({what}): a slow or queued run overlaps "
+                        "the next one", name=repr(wf.name), schedule=job.schedule.text,
+                        what=wf.state_what),
+                (job,), job.id, [Related(wf.state_change, "changes external state")])
 
 
 class SchedulerPerWorker(Rule):
@@ -241,23 +248,27 @@ class SchedulerPerWorker(Rule):
         for beat in sorted(project.beat_processes, key=lambda b: b.span):
             yield self.finding(
                 beat.span,
-                f"`{beat.how}` runs in several copies ({beat.copies.note}): each copy is a beat "
-                f"scheduler, so every periodic task is sent once by each copy; run "
-                f"beat as its own single-replica process"
-                + (" instead of embedding it with -B" if beat.how.endswith("-B") else ""),
-                related=[Related(beat.copies.evidence, beat.copies.note)])
+                message("`{how}` runs in several copies ({copies}): each copy is a beat "
+                        "scheduler, so every periodic task is sent once by each copy; run beat "
+                        "as its own single-replica process{instead}", how=beat.how,
+                        copies=beat.copies.note,
+                        instead=" instead of embedding it with -B" if beat.how.endswith("-B")
+                        else ""),
+                (beat.copies,), related=[Related(beat.copies.evidence, beat.copies.note)])
         if project.workers is None:
             return
-        evidence, note = project.workers.evidence, project.workers.note
+        workers = project.workers
+        evidence, note = workers.evidence, workers.note
         for fact in sorted((f for f in project.code_facts if f.kind == "scheduler-start"
                             and not in_test_code(project, f.span.path)),
                            key=lambda f: f.span):
             yield self.finding(
                 fact.span,
-                f"{fact.detail} runs in every process that imports it, and the app "
-                f"runs as several processes ({note}): every job runs once in each; start the "
-                f"scheduler in one dedicated process (under `if __name__ == \"__main__\"`)",
-                related=[Related(evidence, note)])
+                message("{start} runs in every process that imports it, and the app runs as "
+                        "several processes ({copies}): every job runs once in each; start the "
+                        "scheduler in one dedicated process (under "
+                        "`if __name__ == \"__main__\"`)", start=fact.detail, copies=note),
+                (fact, workers), related=[Related(evidence, note)])
 
 
 class TimerRunsOnce(Rule):
@@ -273,9 +284,10 @@ class TimerRunsOnce(Rule):
                 continue
             yield self.finding(
                 job.span,
-                "RemainAfterExit=yes keeps the service active after its first run, so the timer "
-                f"never starts it again: `{job.schedule.text}` fires into an active unit",
-                job.id, [Related(job.unit.remain_after_exit, "RemainAfterExit=yes"),
+                message("RemainAfterExit=yes keeps the service active after its first run, so "
+                        "the timer never starts it again: `{schedule}` fires into an active "
+                        "unit", schedule=job.schedule.text),
+                (job,), job.id, [Related(job.unit.remain_after_exit, "RemainAfterExit=yes"),
                          Related(job.unit.timer, "timer")])
 
 
@@ -329,10 +341,12 @@ class DuplicateSchedule(Rule):
                 reported.add(later.id)
                 yield self.finding(
                     later.span,
-                    f"{work_text(later)} is scheduled again here (`{later.schedule.text}`, also "
-                    f"`{earlier.schedule.text}` at {earlier.span.path}:{earlier.span.line}): "
-                    f"it runs twice when both fire",
-                    later.id, [Related(earlier.span, "first scheduled here")])
+                    message("{work} is scheduled again here (`{schedule}`, also `{other}` at "
+                            "{path}:{line}): it runs twice when both fire",
+                            work=work_text(later), schedule=later.schedule.text,
+                            other=earlier.schedule.text, path=earlier.span.path,
+                            line=earlier.span.line),
+                    (earlier, later), later.id, [Related(earlier.span, "first scheduled here")])
 
 
 class CronFileIgnored(Rule):
@@ -349,14 +363,15 @@ class CronFileIgnored(Rule):
             if cron_file.name_ignored and cron_file.has_entries:
                 yield self.finding(
                     cron_file.span,
-                    f"cron ignores /etc/cron.d/{name}: cron.d file names may only hold letters, "
-                    f"digits, '_' and '-' (run-parts naming), so none of its jobs ever run")
+                    message("cron ignores /etc/cron.d/{name}: cron.d file names may only hold "
+                            "letters, digits, '_' and '-' (run-parts naming), so none of its "
+                            "jobs ever run", name=name), (cron_file,))
             if cron_file.last_entry_unterminated is not None:
                 edits = (TextEdit(cron_file.end_of_file, "\n"),) if cron_file.end_of_file else ()
                 yield self.finding(
                     cron_file.last_entry_unterminated,
-                    "the last crontab entry has no final newline: cron does not run it",
-                    edits=edits, fix_message="end the file with a newline")
+                    message("the last crontab entry has no final newline: cron does not run it"),
+                    (cron_file,), edits=edits, fix_message="end the file with a newline")
 
 
 _STEP = re.compile(r"^(\*|\d+)/(\d+)$")
@@ -385,16 +400,19 @@ class MisleadingSchedule(Rule):
                                           for v in fires[:4])
                         yield self.finding(
                             job.span,
-                            f"`{part}` in the {label} field does not divide {size}: it fires at "
-                            f"{shown}{' …' if len(fires) > 4 else ''} and restarts every "
-                            f"{'hour' if label == 'minute' else 'day'}, so gaps are uneven",
-                            job.id)
+                            message("`{part}` in the {field} field does not divide {size}: it "
+                                    "fires at {fires} and restarts every {period}, so gaps are "
+                                    "uneven", part=part, field=label, size=size,
+                                    fires=shown + (" …" if len(fires) > 4 else ""),
+                                    period="hour" if label == "minute" else "day"),
+                            (job,), job.id)
             if not fields[2].startswith("*") and not fields[4].startswith("*"):
                 yield self.finding(
                     job.span,
-                    f"`{job.schedule.text}` restricts both day-of-month ({fields[2]}) and "
-                    f"day-of-week ({fields[4]}): cron fires when EITHER matches, not both",
-                    job.id)
+                    message("`{schedule}` restricts both day-of-month ({dom}) and day-of-week "
+                            "({dow}): cron fires when EITHER matches, not both",
+                            schedule=job.schedule.text, dom=fields[2], dow=fields[4]),
+                    (job,), job.id)
 
 
 class DstSensitiveSchedule(Rule):
@@ -416,6 +434,7 @@ class DstSensitiveSchedule(Rule):
             at = ", ".join(f"{m // 60:02d}:{m % 60:02d}" for m in hits[:3])
             yield self.finding(
                 job.span,
-                f"`{sched.text}` fires at {at} {sched.timezone}, a time that daylight-saving "
-                f"changes skip or repeat: the job is missed or runs twice on those days",
-                job.id)
+                message("`{schedule}` fires at {at} {timezone}, a time that daylight-saving "
+                        "changes skip or repeat: the job is missed or runs twice on those days",
+                        schedule=sched.text, at=at, timezone=sched.timezone),
+                (job,), job.id)

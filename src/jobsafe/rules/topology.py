@@ -1,7 +1,7 @@
 """3xx: the lock's scope is smaller than the job's."""
 from __future__ import annotations
 
-from ..model import Mount, Related, Severity
+from ..model import Mount, Related, Severity, message
 from . import Rule
 from .common import FactRule, in_test_code, locks_with_jobs
 
@@ -42,17 +42,19 @@ class HostLocalLockMultiNode(Rule):
                 continue  # one lock file for every copy (JOB302 judges a network one)
             where = f" on {mount.what}" if mount is not None and mount.kind == "local" else ""
             if job.source in QUEUED_SOURCES:
-                why = (f"its runs are queued to workers that run in several copies "
-                       f"({copies.note}): a run that overlaps the next lands on another "
-                       f"host")
+                why = message("its runs are queued to workers that run in several copies "
+                              "({copies}): a run that overlaps the next lands on another host",
+                              copies=copies.note)
             else:
-                why = (f"`{job.schedule.text}` runs in several copies ({copies.note}): "
-                       f"every copy starts its own run")
+                why = message("`{schedule}` runs in several copies ({copies}): every copy "
+                              "starts its own run", schedule=job.schedule.text,
+                              copies=copies.note)
             yield self.finding(
                 guard.span,
-                f"{guard.kind}{where} only keeps runs apart on one host, but {why}; use a "
-                f"cluster lock (Redis, a database advisory lock) or run the schedule once",
-                job.id, [Related(copies.evidence, copies.note),
+                message("{kind}{where} only keeps runs apart on one host, but " + why.template
+                        + "; use a cluster lock (Redis, a database advisory lock) or run the "
+                        "schedule once", kind=guard.kind, where=where, **dict(why.args)),
+                (job, copies, guard, mount), job.id, [Related(copies.evidence, copies.note),
                          Related(job.span, "scheduled here")])
 
 
@@ -82,11 +84,12 @@ class LockOnNetworkFs(Rule):
             return False
         yield self.finding(
             lock.span,
-            f"the {lock.kind} lock file {lock.path} is on {mount.what}: whether it excludes "
-            f"anything depends on the mount (NFS turns it into lockd byte-range locks; other "
-            f"network filesystems ignore it or lock per client), and a stuck server blocks the "
-            f"job; keep lock files on local disk and use a cluster lock across hosts",
-            job_id, [Related(mount.span, f"{mount.path} is {mount.what}")])
+            message("the {kind} lock file {path} is on {mount}: whether it excludes anything "
+                    "depends on the mount (NFS turns it into lockd byte-range locks; other "
+                    "network filesystems ignore it or lock per client), and a stuck server "
+                    "blocks the job; keep lock files on local disk and use a cluster lock "
+                    "across hosts", kind=lock.kind, path=str(lock.path), mount=mount.what),
+            (lock, mount), job_id, [Related(mount.span, f"{mount.path} is {mount.what}")])
         return True
 
 
@@ -99,9 +102,10 @@ class LockKeyPerHost(FactRule):
     fact_kind = "lock-key-per-host"
 
     def message(self, fact):
-        return (f"the key of this {fact.lock.kind} lock includes {fact.detail}: each host (or "
-                f"run) takes its own lock and none exclude each other; key it on the work "
-                f"(the job's name, the shard, the period)")
+        return message("the key of this {kind} lock includes {origin}: each host (or run) "
+                       "takes its own lock and none exclude each other; key it on the work "
+                       "(the job's name, the shard, the period)",
+                       kind=fact.lock.kind if fact.lock else "", origin=fact.detail)
 
 
 class SessionLockThroughPooler(Rule):
@@ -118,18 +122,21 @@ class SessionLockThroughPooler(Rule):
             if project.pooler is not None:
                 yield self.finding(
                     lock.span,
-                    f"{lock.api} is a session-level lock, but connections go through a "
-                    f"transaction-pooling PgBouncer: the lock belongs to whichever client gets "
-                    f"the server connection next, or lingers; use pg_advisory_xact_lock inside a "
-                    f"transaction, or a dedicated connection",
-                    job.id if job else None, [Related(project.pooler, "transaction pooling")])
+                    message("{api} is a session-level lock, but connections go through a "
+                            "transaction-pooling PgBouncer: the lock belongs to whichever "
+                            "client gets the server connection next, or lingers; use "
+                            "pg_advisory_xact_lock inside a transaction, or a dedicated "
+                            "connection", api=str(lock.api)),
+                    (lock, job, project.pooler), job.id if job else None,
+                    [Related(project.pooler.span, "transaction pooling")])
             elif lock.pooled is not None and job is not None and job.source in LONG_LIVED:
                 yield self.finding(
                     lock.span,
-                    f"{lock.api} is a session-level lock on a pooled connection that goes back "
-                    f"to the pool with the lock held: the {job.source} process keeps the pool, "
-                    f"so the lock lingers on an idle connection and later runs that get another "
-                    f"connection find it taken; unlock before the block ends, or use "
-                    f"pg_advisory_xact_lock inside a transaction",
-                    job.id, [Related(lock.pooled, "connection checked out of the pool"),
+                    message("{api} is a session-level lock on a pooled connection that goes "
+                            "back to the pool with the lock held: the {source} process keeps "
+                            "the pool, so the lock lingers on an idle connection and later "
+                            "runs that get another connection find it taken; unlock before "
+                            "the block ends, or use pg_advisory_xact_lock inside a transaction",
+                            api=str(lock.api), source=job.source),
+                    (lock, job), job.id, [Related(lock.pooled, "connection checked out of the pool"),
                              Related(job.span, "scheduled here")])
