@@ -19,7 +19,7 @@ from .config import Settings
 from .errors import InternalError, raise_internal_errors
 from .discover import discover, find_project_root, find_root
 from .link import Tree
-from .model import Finding, Progress, Project, message
+from .model import Finding, MessageArg, Progress, Project, message, prose
 from .rules import Rule, all_rules, resolve_selector
 from .suppress import Suppression, apply_suppressions, parse_suppressions, per_file_ignored
 
@@ -160,7 +160,7 @@ def _unused(suppressions: dict[str, list[Suppression]], scope, settings) -> list
             continue
         for sup in sups:
             if not sup.used:
-                what = ", ".join(sup.codes) if sup.codes else "all rules"
+                what: MessageArg = ", ".join(sup.codes) if sup.codes else prose("all rules")
                 if sup.misplaced is not None:
                     text = message("suppression of {rules} at the end of a {kind} line "
                                    "suppresses nothing: such lines have no trailing comments "

@@ -97,6 +97,13 @@ def _console(output):
     return console
 
 
+_MIN_CONFIDENCE = click.option(
+    "--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
+    help="Report only findings at least this sure: high (parsed exactly), medium (inferred "
+         "through the project's code), low (resting on a name or a content sniff). Default: "
+         "the configuration's min-confidence, else low.")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="jobsafe")
 def main():
@@ -114,6 +121,7 @@ def main():
 @click.option("--ignore", multiple=True, help="Rules to disable: ids, names or prefixes.")
 @click.option("--severity", type=click.Choice(["info", "warning", "error"]), default="info",
               show_default=True, help="Minimum severity shown and counted for the exit status.")
+@_MIN_CONFIDENCE
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Configuration file (pyproject.toml or .jobsafe.toml).")
 @click.option("--baseline", type=click.Path(dir_okay=False),
@@ -131,8 +139,9 @@ def main():
               "change behaviour (such as making a waiting lock skip).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no source or summary.")
-def check(paths, fmt, output, select, ignore, severity, config_file, baseline, write_baseline,
-          exit_zero, statistics, no_cache, workers, fix, unsafe_fixes, diff, quiet):
+def check(paths, fmt, output, select, ignore, severity, min_confidence, config_file, baseline,
+          write_baseline, exit_zero, statistics, no_cache, workers, fix, unsafe_fixes, diff,
+          quiet):
     """Analyse PATHS (default: the current directory) and report findings."""
     from .baseline import Baseline, BaselineError
     from .baseline import write_baseline as save_baseline
@@ -144,6 +153,7 @@ def check(paths, fmt, output, select, ignore, severity, config_file, baseline, w
     analysis = _analyse(paths, settings, _split(select), _split(ignore), workers, not no_cache)
     threshold = Severity(severity).rank
     analysis.findings = [f for f in analysis.findings if f.severity.rank >= threshold]
+    _keep_confident(analysis, min_confidence or settings.min_confidence)
     if write_baseline:
         try:
             save_baseline(write_baseline, analysis.findings, analysis.cwd)
@@ -176,6 +186,14 @@ def check(paths, fmt, output, select, ignore, severity, config_file, baseline, w
             options = {"baseline": bool(baseline)} if fmt == "sarif" else {}
             (stream or sys.stdout).write(render(fmt, analysis, **options))
     _exit(analysis, 0 if exit_zero or not analysis.findings else 1)
+
+
+def _keep_confident(analysis, least: str) -> None:
+    """Drop the findings less sure than ``least`` (bandit's confidence filter)."""
+    from .model import Confidence
+
+    rank = Confidence(least).rank
+    analysis.findings = [f for f in analysis.findings if f.confidence.rank >= rank]
 
 
 def _count(n: int, noun: str) -> str:
@@ -297,9 +315,10 @@ class _output:
               help="Write the Markdown inventory to FILE.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, writable=True),
               help="Write the JSON inventory to FILE.")
+@_MIN_CONFIDENCE
 @click.option("--config", "config_file", type=click.Path(dir_okay=False))
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
-def audit(paths, html_file, markdown_file, json_file, config_file, no_cache):
+def audit(paths, html_file, markdown_file, json_file, min_confidence, config_file, no_cache):
     """Audit a repository: the inventory and findings as reports, from one analysis.
 
     The same reports as `jobs --format html|markdown|json`; exits 0 whatever it finds
@@ -309,6 +328,7 @@ def audit(paths, html_file, markdown_file, json_file, config_file, no_cache):
         html_file = "jobsafe-audit.html"
     settings = _settings(config_file, paths)
     analysis = _analyse(paths, settings, use_cache=not no_cache)
+    _keep_confident(analysis, min_confidence or settings.min_confidence)
     from .report.audit import build_audit
 
     model = build_audit(analysis) if html_file or markdown_file else None  # built once

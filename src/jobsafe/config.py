@@ -9,7 +9,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from .model import Severity
+from .model import Confidence, Severity
 from .timespec import SYSTEMD, parse_duration
 
 if sys.version_info >= (3, 11):
@@ -23,7 +23,7 @@ class ConfigError(Exception):
 
 
 KEYS = {"select", "ignore", "extend-exclude", "per-file-ignores", "severity",
-        "lock-expiry-max", "replicas", "strict"}
+        "lock-expiry-max", "replicas", "strict", "min-confidence"}
 
 def config_duration(value, key: str) -> float:
     """A duration setting: seconds as a number, or systemd's spelling (``24h``, ``90min``)."""
@@ -45,6 +45,8 @@ class Settings:
     lock_expiry_max: float = 86400.0
     replicas: int | None = None
     strict: bool = False
+    #: findings less sure than this are not reported
+    min_confidence: Confidence = Confidence.LOW
     source: str | None = None  # the file the settings came from
 
     def severity_for(self, rule_id: str, default: Severity) -> Severity:
@@ -148,9 +150,14 @@ def settings_from_table(table: dict, path: str, known_rules) -> Settings:
     strict = table.get("strict", False)
     if not isinstance(strict, bool):
         raise ConfigError(f"{path}: strict: expected true or false")
+    try:
+        min_confidence = Confidence(table.get("min-confidence", "low"))
+    except ValueError:
+        raise ConfigError(f"{path}: min-confidence: expected low, medium or high, got "
+                          f"{table.get('min-confidence')!r}") from None
     return Settings(
         select=select, ignore=ignore, extend_exclude=str_list("extend-exclude"),
         per_file_ignores=tuple(pfi), severity=tuple(severities),
         lock_expiry_max=config_duration(table.get("lock-expiry-max", "24h"), "lock-expiry-max"),
-        replicas=replicas, strict=strict, source=path,
+        replicas=replicas, strict=strict, min_confidence=min_confidence, source=path,
     )

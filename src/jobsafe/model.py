@@ -99,9 +99,10 @@ class Confidence(str, Enum):
 
     @staticmethod
     def weakest(facts: "Iterable[object]") -> "Confidence":
-        """The confidence of a conclusion drawn from ``facts`` (those that carry one)."""
-        found = [c for c in (getattr(f, "confidence", None) for f in facts)
-                 if isinstance(c, Confidence)]
+        """The confidence of a conclusion drawn from ``facts`` (confidences, or facts that
+        carry one; others are ignored)."""
+        found = [c for c in (f if isinstance(f, Confidence) else getattr(f, "confidence", None)
+                             for f in facts) if isinstance(c, Confidence)]
         return min(found, key=lambda c: c.rank, default=Confidence.HIGH)
 
 
@@ -409,6 +410,8 @@ class CronFile:
     end_of_file: Span | None = None  # where a final newline would go
     #: the installed name breaks cron.d's naming rule, so cron skips the whole file
     name_ignored: bool = False
+    #: LOW when the file is a crontab by its content alone
+    confidence: Confidence = Confidence.HIGH
 
 
 @dataclass(frozen=True)
@@ -426,24 +429,32 @@ class Fix:
     applicability: Applicability = "safe"
 
 
-#: a value a finding's message names (a path, a duration in words, a count)
-MessageArg = str | int | float
-
-
 @dataclass(frozen=True)
 class Message:
-    """A finding's sentence as a template (``str.format`` fields) and the values it names,
-    kept apart so that reports can show the values as values (pyflakes' ``message_args``)."""
+    """A finding's sentence as a template (``str.format`` fields) and what fills it, kept
+    apart so that reports can show the values as values (pyflakes' ``message_args``): a
+    value the sentence names (a path, a key, a schedule, a duration), or a nested Message
+    for a clause that varies (prose, not a value)."""
 
     template: str
-    args: tuple[tuple[str, MessageArg], ...] = ()
+    args: tuple[tuple[str, "MessageArg"], ...] = ()
 
     def render(self) -> str:
-        return self.template.format_map(dict(self.args))
+        return self.template.format_map(
+            {k: v.render() if isinstance(v, Message) else v for k, v in self.args})
+
+
+#: what fills a message's field
+MessageArg = str | int | float | Message
 
 
 def message(template: str, **args: MessageArg) -> Message:
     return Message(template, tuple(args.items()))
+
+
+def prose(text: str) -> Message:
+    """A clause of words that names no value."""
+    return Message(text.replace("{", "{{").replace("}", "}}"))
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from ..discover import SourceFile, is_sniffable, sniff_head
 from ..link import build_job
-from ..model import CronFile, Span
+from ..model import Confidence, CronFile, Span
 from ..sources.crontab import (
     cron_d_name_ok,
     looks_like_crontab,
@@ -24,6 +24,12 @@ class CronSource:
     system: bool | None = None
     #: (cron.d name, the Dockerfile COPY line) for each copy into /etc/cron.d
     installs: list[tuple[str, Span]] = field(default_factory=list)
+    #: a crontab by its content alone: neither its name nor an install says so
+    sniffed: bool = False
+
+    @property
+    def confidence(self) -> Confidence:
+        return Confidence.LOW if self.sniffed else Confidence.HIGH
 
 
 @dataclass
@@ -53,7 +59,7 @@ class CronAssembly(Step):
             if f.kind == "other" and f.rel not in cron_sources and is_sniffable(f.rel):
                 head = sniff_head(f.abs)
                 if head and not head.startswith("#!") and looks_like_crontab(head):
-                    cron_sources[f.rel] = CronSource(f)
+                    cron_sources[f.rel] = CronSource(f, sniffed=True)
         for rel in sorted(cron_sources):
             src = cron_sources[rel]
             self.guarded(src.file.display, partial(self._crontab, src))
@@ -121,16 +127,18 @@ class CronAssembly(Step):
             unterminated = last is not None and entry.span.line == last.line
             self._add_cron_job(f.display, entry, os.path.dirname(f.rel), ignored or (
                 "cron does not run the last entry of a file without a final newline"
-                if unterminated else None))
+                if unterminated else None), src.confidence)
         for i, (name, where) in enumerate(names):
             self.project.cron_files.append(CronFile(
                 where, name, last if i == 0 else None, bool(result.entries), result.end_of_file,
-                name_ignored=name is not None and not cron_d_name_ok(name)))
+                name_ignored=name is not None and not cron_d_name_ok(name),
+                confidence=src.confidence))
 
-    def _add_cron_job(self, path: str, entry, base: str, never_runs: str | None = None) -> None:
+    def _add_cron_job(self, path: str, entry, base: str, never_runs: str | None = None,
+                      confidence: Confidence = Confidence.HIGH) -> None:
         job = build_job(f"cron:{path}:{entry.span.line}", "cron", entry.span, entry.schedule,
                         [(entry.command, entry.locator)], self.tree, base, entry.user, entry.env,
                         never_runs=never_runs)
-        self.project.jobs.append(job)
+        self.project.jobs.append(replace(job, confidence=confidence))
 
 

@@ -58,14 +58,16 @@ class TopologyAssembly(Step):
                                 f"{self.settings.replicas} replicas (configuration)")
         for i, job in enumerate(self.project.jobs):
             runs_in = self._containers_of(job)
-            mounts = tuple(dict.fromkeys(self._mount(path, volume) for _, container in runs_in
-                                         for path, volume in container.mounts))
+            mounts = tuple(dict.fromkeys(
+                self._mount(path, volume, linked)
+                for _, container, linked in runs_in for path, volume in container.mounts))
             mounts += tuple(self._mount(path, volume) for container in
                             self.manifests.job_containers.get(job.id, ())
                             for path, volume in container.mounts)
-            several = max((w for w, _ in runs_in if w.copies > 1), key=lambda w: w.copies,
-                          default=None)
-            found = several.replicas if several else configured
+            several = max(((w, linked) for w, _, linked in runs_in if w.copies > 1),
+                          key=lambda pair: pair[0].copies, default=None)
+            found = replace(several[0].replicas, confidence=several[1]) if several else \
+                configured
             replicas = job.replicas or found
             if mounts or replicas != job.replicas:
                 self.project.jobs[i] = replace(job, mounts=mounts or job.mounts,
@@ -114,40 +116,55 @@ class TopologyAssembly(Step):
             for m in _WORKERS.finditer(text):
                 value = next(g for g in m.groups() if g is not None)
                 count = 2 if "cpu_count" in value else int(value) if value.isdigit() else 0
+                # a bare `workers =`/`processes =` line says less outside a server's config
+                bare = (m.group(2) or m.group(3)) is not None and \
+                    not name.startswith(("gunicorn", "uwsgi"))
                 if count > 1:
                     return Copies(count, Span(f.display, text.count("\n", 0, m.start()) + 1),
-                                  f"{count} worker processes")
+                                  f"{count} worker processes",
+                                  Confidence.LOW if bare else Confidence.HIGH)
         return None
 
-    def _containers_of(self, job: Job) -> list[tuple[Workload, Container]]:
-        """The long-running containers that run a job: the cron daemon of an image built from
-        the Dockerfile that installs its crontab; the Celery (or Huey) workers for a task."""
+    def _containers_of(self, job: Job) -> list[tuple[Workload, Container, Confidence]]:
+        """The long-running containers that run a job, with how surely each does: the cron
+        daemon of an image built from the Dockerfile that installs its crontab; the Celery
+        (or Huey) workers for a task."""
         if job.source in ("celery", "huey"):
-            return [(w, c) for w in self.workloads for c in w.containers
+            return [(w, c, Confidence.HIGH) for w in self.workloads for c in w.containers
                     if _runs_tasks(c.command, job.source)]
         dockerfile = job.span.path if job.span.path in self.images.dockerfiles else \
             self.images.installed_by.get(job.span.path)
         if dockerfile is None:
             return []
-        return [(w, c) for w in self.workloads for c in w.containers
-                if self._built_from(c, dockerfile)]
+        found = [(w, c, self._built_from(c, dockerfile)) for w in self.workloads
+                 for c in w.containers]
+        return [(w, c, linked) for w, c, linked in found if linked is not None]
 
-    def _built_from(self, container: Container, dockerfile: str) -> bool:
+    def _built_from(self, container: Container, dockerfile: str) -> Confidence | None:
+        """Whether the container's image is built from ``dockerfile``: certainly when the
+        manifest names its build; by the image's name matching the Dockerfile's folder or
+        suffix (a name: low); as the only crontab-installing image in the tree run by a cron
+        daemon (medium); None when not."""
         if container.dockerfile is not None:
-            return container.dockerfile == dockerfile
+            return Confidence.HIGH if container.dockerfile == dockerfile else None
         if not container.image:
-            return False
+            return None
         folder, name = os.path.split(dockerfile)
         names = {os.path.basename(folder)} | ({name.split(".", 1)[1]} if "." in name else set())
         if image_name(container.image) in names:
-            return True
-        # one image in the tree installs crontabs, and this container runs a cron daemon
-        return runs_cron_daemon(container.command) and len(self.images.dockerfiles) == 1
+            return Confidence.LOW
+        if runs_cron_daemon(container.command) and len(self.images.dockerfiles) == 1:
+            return Confidence.MEDIUM
+        return None
 
-    def _mount(self, path: str, volume: Volume) -> Mount:
+    def _mount(self, path: str, volume: Volume,
+               linked: Confidence = Confidence.HIGH) -> Mount:
+        """The mount at ``path``; ``linked``: how surely the job runs in its container."""
         kind: MountKind
+        confidence = linked
         if volume.kind == "pvc":
-            kind, what = classify_claim(volume.detail, self.manifests.catalog)
+            kind, what, classified = classify_claim(volume.detail, self.manifests.catalog)
+            confidence = Confidence.weakest((linked, classified))
         elif volume.kind == "network":
             kind = "network"
             what = f"{volume.detail} ({volume.name})" if volume.name else volume.detail
@@ -158,7 +175,7 @@ class TopologyAssembly(Step):
         else:
             kind = "local" if volume.kind == "hostPath" else "other"
             what = volume.detail or volume.name
-        return Mount(path, kind, what, volume.span)
+        return Mount(path, kind, what, volume.span, confidence)
 
 
 def _runs_tasks(command: str | None, source: str) -> bool:

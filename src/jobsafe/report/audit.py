@@ -7,19 +7,26 @@ Markdown for a pull-request comment or a wiki page.
 from __future__ import annotations
 
 import os
-import re
+import string
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from .. import __version__
 from ..analysis import Analysis
-from ..model import Finding, Job, Lock
+from ..model import Finding, Job, Lock, Message
 from ..paths import relative_to_root
 from ..schedule import week_profile
 from ..timespec import format_duration
 from .words import in_words
 
+#: what a finding's confidence says, for the audit page
+CONFIDENCE_MEANS = {
+    "high": "every fact it rests on was parsed exactly",
+    "medium": "a fact was inferred through the project's code (a factory, a helper, "
+              "a project lock class)",
+    "low": "a fact rests on a name or a content sniff",
+}
 DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 #: lines of code shown above and below a finding
 CONTEXT_LINES = 2
@@ -261,20 +268,43 @@ def render_html(audit: Audit) -> str:
                       autoescape=select_autoescape(("html", "j2")), trim_blocks=True,
                       lstrip_blocks=True, keep_trailing_newline=True)
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "separators": (",", ":")}
-    env.filters["code_spans"] = _code_spans
+    env.filters["message_html"] = _message_html
     env.filters["shown"] = audit.shown
     docs = load_docs()
     used = sorted({v.finding.rule for v in audit.findings})
     return env.get_template("audit.html.j2").render(
         audit=audit, version=__version__, days=DAYS, docs={r: docs[r] for r in used if r in docs},
-        doc_html=_doc_html, source_names=SOURCE_NAMES)
+        doc_html=_doc_html, source_names=SOURCE_NAMES, confidence_means=CONFIDENCE_MEANS)
 
 
-def _code_spans(text: str):
-    """A message with its `backquoted` parts as <code>, everything else escaped."""
-    from markupsafe import Markup, escape
+def _message_html(parts: Message):
+    """A finding's message with the values it names and the template's `backquoted` code
+    as <code>, its clauses as words, everything else escaped."""
+    from markupsafe import Markup
 
-    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(text))))
+    return Markup(_html_of(parts, False))
+
+
+def _html_of(parts: Message, in_code: bool) -> str:
+    from markupsafe import escape
+
+    args = dict(parts.args)
+    out: list[str] = []
+    for literal, field, _, _ in string.Formatter().parse(parts.template):
+        for i, piece in enumerate(literal.split("`")):
+            if i:
+                in_code = not in_code
+                out.append("<code>" if in_code else "</code>")
+            out.append(str(escape(piece)))
+        if field is None:
+            continue
+        value = args[field]
+        if isinstance(value, Message):
+            out.append(_html_of(value, in_code))
+        else:
+            shown = str(escape(value))
+            out.append(shown if in_code or not shown else f"<code>{shown}</code>")
+    return "".join(out)
 
 
 def _doc_html(markdown: str) -> str:

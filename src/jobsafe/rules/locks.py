@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..model import Lock, Related, Severity, message
+from ..model import Lock, Message, Related, Severity, message, prose
 from ..timespec import format_duration
 from . import Rule
 from .common import FactRule, facts_with_jobs, job_id, locks_with_jobs, related_job
@@ -21,13 +21,13 @@ def lock_name(lock: Lock) -> str:
     return f"{lock.kind} lock {what}" if what else f"{lock.kind} lock"
 
 
-def held_for(lock: Lock) -> str:
+def held_for(lock: Lock) -> Message:
     """How long a crash leaves the lock held."""
     if lock.ttl_seconds and lock.ttl_seconds > 0:
-        return f"until its {format_duration(lock.ttl_seconds)} TTL expires"
+        return message("until its {ttl} TTL expires", ttl=format_duration(lock.ttl_seconds))
     if lock.stale_handling in ("pid-check", "age-check"):
-        return "until the next run's stale check clears it"
-    return "forever (no later run starts)"
+        return prose("until the next run's stale check clears it")
+    return prose("forever (no later run starts)")
 
 
 class ExistsCheckLock(Rule):
@@ -62,14 +62,16 @@ class StaleLockUnhandled(Rule):
             boot_cleared = (lock.path or "").startswith(("/run/", "/var/run/"))
             if boot_cleared and job is not None and not job.schedule.recurring:
                 continue
-            until = "until the next reboot" if boot_cleared else "ever again"
+            until = prose("until the next reboot" if boot_cleared else "ever again")
             every = job.schedule.min_interval_seconds if job is not None else None
-            skipped = f" (a `{job.schedule.text}` job: every {format_duration(every)})" if every else ""
+            skipped = message(" (a `{schedule}` job: every {every})", schedule=job.schedule.text,
+                              every=format_duration(every)) if job is not None and every \
+                else prose("")
             yield self.finding(
                 lock.span,
                 message("a crash, OOM kill or reboot leaves {path} behind and no later run "
                         "starts {until}{skipped}: nothing checks the stored PID or the file's age",
-                        path=lock.path or "the lock file", until=until, skipped=skipped),
+                        path=lock.path or prose("the lock file"), until=until, skipped=skipped),
                 (lock, job), job_id(job), related_job(job))
 
 
@@ -133,7 +135,7 @@ class LockExpiryTooLong(Rule):
                                "interval: one crashed run blocks the next {skipped} run{plural}",
                                lock=lock_name(lock), ttl=format_duration(ttl),
                                interval=format_duration(interval), skipped=skipped,
-                               plural="s" if skipped != 1 else "")
+                               plural=prose("s" if skipped != 1 else ""))
             else:
                 text = message("{lock} expires after {ttl}, at least {limit}: one crashed run "
                                "blocks the job that long", lock=lock_name(lock),
@@ -152,11 +154,13 @@ class LockWithoutExpiry(Rule):
     def check(self, project):
         for lock, job in locks_with_jobs(project):
             if lock.stale_handling == "ttl" and lock.ttl_seconds is None:
-                remedy = f"give it a {'ttl' if lock.kind == 'huey-lock' else 'timeout'}"
+                remedy = message("give it a {parameter}",
+                                 parameter="ttl" if lock.kind == "huey-lock" else "timeout")
             elif lock.kind == "db-claim" and lock.stale_handling == "none" and \
                     lock.release in ("plain", "finally", "with", "atexit"):
                 # a lock row the job sets and resets: nothing lets an old claim go
-                remedy = "let an old claim be taken over (a claimed-at column compared to a limit)"
+                remedy = prose("let an old claim be taken over (a claimed-at column compared to "
+                               "a limit)")
             else:
                 continue
             yield self.finding(

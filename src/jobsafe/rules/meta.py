@@ -1,7 +1,7 @@
 """9xx: findings about the analysis itself."""
 from __future__ import annotations
 
-from ..model import SOURCE_FAMILIES, Severity, message
+from ..model import SOURCE_FAMILIES, Severity, message, prose
 from . import Rule
 
 
@@ -14,7 +14,7 @@ class ParseErrorRule(Rule):
 
     def check(self, project):
         for error in project.parse_errors:
-            yield self.finding(error.span, message("{error}", error=error.message), ())
+            yield self.finding(error.span, message("{error}", error=prose(error.message)), ())
 
 
 class UnusedSuppression(Rule):

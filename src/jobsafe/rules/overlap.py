@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from ..model import Job, Related, Severity, TextEdit, message
+from ..model import Job, Message, Related, Severity, TextEdit, message, prose
 from ..schedule import coincide, dst_shifted_minutes, firings_of
 from ..timespec import format_duration
 from . import Rule
@@ -116,8 +116,9 @@ def _waits_too_long(blocking: bool | None, wait: float | None, interval: int | N
     return wait is None or (interval is not None and wait >= interval)
 
 
-def _wait_text(wait: float | None) -> str:
-    return "with no limit" if wait is None else f"up to {format_duration(wait)}"
+def _wait_text(wait: float | None) -> Message:
+    return prose("with no limit") if wait is None else \
+        message("up to {wait}", wait=format_duration(wait))
 
 
 class GuardEscaped(Rule):
@@ -132,7 +133,8 @@ class GuardEscaped(Rule):
             if not job.backgrounds or not job.schedule.recurring:
                 continue
             first = job.backgrounds[0]
-            released = "the unit finishes" if job.source == "systemd" else "the guard is released"
+            released = prose("the unit finishes" if job.source == "systemd"
+                             else "the guard is released")
             yield self.finding(
                 job.span,
                 message("`{schedule}` job backgrounds its work (`{how}`): {released} while the "
@@ -177,9 +179,11 @@ class NoRuntimeBound(Rule):
                     if job.k8s.policy_span else [])
             elif job.source == "systemd" and job.unit is not None:
                 if job.unit.type == "oneshot":
-                    missing = "Type=oneshot has no start timeout by default: set TimeoutStartSec="
+                    missing = prose("Type=oneshot has no start timeout by default: set "
+                                    "TimeoutStartSec=")
                 else:
-                    missing = f"Type={job.unit.type} runs unbounded: set RuntimeMaxSec="
+                    missing = message("Type={type} runs unbounded: set RuntimeMaxSec=",
+                                      type=job.unit.type)
                 yield self.finding(
                     job.span,
                     message("timer-started service has no time limit ({missing}): one hung run "
@@ -203,10 +207,10 @@ class CronJobAllowsOverlap(Rule):
                 continue
             if any(t.entry.mentions_lock for t in job.targets if t.entry and t.role == "run"):
                 continue
-            how = "concurrencyPolicy: Allow" if job.k8s.concurrency_policy else \
-                "no concurrencyPolicy (the default is Allow)"
-            longer = f"longer than {interval_text(job)}" if job.schedule.min_interval_seconds \
-                else "past the next firing"
+            how = prose("concurrencyPolicy: Allow" if job.k8s.concurrency_policy else
+                        "no concurrencyPolicy (the default is Allow)")
+            longer = message("longer than {every}", every=interval_text(job)) \
+                if job.schedule.min_interval_seconds else prose("past the next firing")
             yield self.finding(
                 job.span,
                 message("CronJob {name} (`{schedule}`) has {how}: a Job that runs {longer} gets "
@@ -233,7 +237,7 @@ class WorkflowScheduleOverlap(Rule):
                 message("scheduled workflow {name} (`{schedule}`) has no `concurrency:` group "
                         "and changes external state ({what}): a slow or queued run overlaps "
                         "the next one", name=repr(wf.name), schedule=job.schedule.text,
-                        what=wf.state_what),
+                        what=prose(wf.state_what)),
                 (job,), job.id, [Related(wf.state_change, "changes external state")])
 
 
@@ -251,9 +255,9 @@ class SchedulerPerWorker(Rule):
                 message("`{how}` runs in several copies ({copies}): each copy is a beat "
                         "scheduler, so every periodic task is sent once by each copy; run beat "
                         "as its own single-replica process{instead}", how=beat.how,
-                        copies=beat.copies.note,
-                        instead=" instead of embedding it with -B" if beat.how.endswith("-B")
-                        else ""),
+                        copies=prose(beat.copies.note),
+                        instead=prose(" instead of embedding it with -B"
+                                      if beat.how.endswith("-B") else "")),
                 (beat.copies,), related=[Related(beat.copies.evidence, beat.copies.note)])
         if project.workers is None:
             return
@@ -267,7 +271,7 @@ class SchedulerPerWorker(Rule):
                 message("{start} runs in every process that imports it, and the app runs as "
                         "several processes ({copies}): every job runs once in each; start the "
                         "scheduler in one dedicated process (under "
-                        "`if __name__ == \"__main__\"`)", start=fact.detail, copies=note),
+                        "`if __name__ == \"__main__\"`)", start=fact.detail, copies=prose(note)),
                 (fact, workers), related=[Related(evidence, note)])
 
 
@@ -363,9 +367,9 @@ class CronFileIgnored(Rule):
             if cron_file.name_ignored and cron_file.has_entries:
                 yield self.finding(
                     cron_file.span,
-                    message("cron ignores /etc/cron.d/{name}: cron.d file names may only hold "
-                            "letters, digits, '_' and '-' (run-parts naming), so none of its "
-                            "jobs ever run", name=name), (cron_file,))
+                    message("cron ignores {file}: cron.d file names may only hold letters, "
+                            "digits, '_' and '-' (run-parts naming), so none of its jobs ever "
+                            "run", file=f"/etc/cron.d/{name}"), (cron_file,))
             if cron_file.last_entry_unterminated is not None:
                 edits = (TextEdit(cron_file.end_of_file, "\n"),) if cron_file.end_of_file else ()
                 yield self.finding(
@@ -404,7 +408,7 @@ class MisleadingSchedule(Rule):
                                     "fires at {fires} and restarts every {period}, so gaps are "
                                     "uneven", part=part, field=label, size=size,
                                     fires=shown + (" …" if len(fires) > 4 else ""),
-                                    period="hour" if label == "minute" else "day"),
+                                    period=prose("hour" if label == "minute" else "day")),
                             (job,), job.id)
             if not fields[2].startswith("*") and not fields[4].startswith("*"):
                 yield self.finding(

@@ -1,7 +1,7 @@
 """3xx: the lock's scope is smaller than the job's."""
 from __future__ import annotations
 
-from ..model import Mount, Related, Severity, message
+from ..model import Mount, Related, Severity, message, prose
 from . import Rule
 from .common import FactRule, in_test_code, locks_with_jobs
 
@@ -40,20 +40,21 @@ class HostLocalLockMultiNode(Rule):
             mount = mount_of(guard.path, job.mounts)
             if mount is not None and mount.kind in ("shared", "network"):
                 continue  # one lock file for every copy (JOB302 judges a network one)
-            where = f" on {mount.what}" if mount is not None and mount.kind == "local" else ""
+            where = message(" on {mount}", mount=prose(mount.what)) \
+                if mount is not None and mount.kind == "local" else prose("")
             if job.source in QUEUED_SOURCES:
                 why = message("its runs are queued to workers that run in several copies "
                               "({copies}): a run that overlaps the next lands on another host",
-                              copies=copies.note)
+                              copies=prose(copies.note))
             else:
                 why = message("`{schedule}` runs in several copies ({copies}): every copy "
                               "starts its own run", schedule=job.schedule.text,
-                              copies=copies.note)
+                              copies=prose(copies.note))
             yield self.finding(
                 guard.span,
-                message("{kind}{where} only keeps runs apart on one host, but " + why.template
-                        + "; use a cluster lock (Redis, a database advisory lock) or run the "
-                        "schedule once", kind=guard.kind, where=where, **dict(why.args)),
+                message("{kind}{where} only keeps runs apart on one host, but {why}; use a "
+                        "cluster lock (Redis, a database advisory lock) or run the schedule "
+                        "once", kind=guard.kind, where=where, why=why),
                 (job, copies, guard, mount), job.id, [Related(copies.evidence, copies.note),
                          Related(job.span, "scheduled here")])
 
@@ -88,7 +89,7 @@ class LockOnNetworkFs(Rule):
                     "depends on the mount (NFS turns it into lockd byte-range locks; other "
                     "network filesystems ignore it or lock per client), and a stuck server "
                     "blocks the job; keep lock files on local disk and use a cluster lock "
-                    "across hosts", kind=lock.kind, path=str(lock.path), mount=mount.what),
+                    "across hosts", kind=lock.kind, path=str(lock.path), mount=prose(mount.what)),
             (lock, mount), job_id, [Related(mount.span, f"{mount.path} is {mount.what}")])
         return True
 

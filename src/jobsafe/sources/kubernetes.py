@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-from ..model import K8sFacts, MountKind, Span
+from ..model import Confidence, K8sFacts, MountKind, Span
 from .workloads import Container, Volume, Workload
 from .yamlfile import YNode
 
@@ -188,19 +188,22 @@ def is_network_provisioner(name: str) -> bool:
                                               "file.csi.azure", "filestore", "netapp", "fsx"))
 
 
-def classify_claim(claim: str, catalog: Catalog) -> tuple[MountKind, str]:
-    """A PVC's (kind, description): network, shared (ReadWriteMany of an unknown class) or
-    other."""
+def classify_claim(claim: str, catalog: Catalog) -> tuple[MountKind, str, Confidence]:
+    """A PVC's (kind, description, confidence): network, shared (ReadWriteMany of an
+    unknown class) or other; a network class known only by its name is a low-confidence
+    one."""
     storage_class, volume, modes = catalog.claims.get(claim, (None, None, ()))
     if volume and volume in catalog.volumes:
-        return "network", f"PVC {claim} on {catalog.volumes[volume]}"
+        return "network", f"PVC {claim} on {catalog.volumes[volume]}", Confidence.HIGH
     if storage_class:
         provisioner = catalog.storage_classes.get(storage_class, "")
-        if is_network_provisioner(storage_class) or is_network_provisioner(provisioner):
-            return "network", f"PVC {claim} of class {storage_class}"
+        if is_network_provisioner(provisioner):
+            return "network", f"PVC {claim} of class {storage_class}", Confidence.HIGH
+        if is_network_provisioner(storage_class):
+            return "network", f"PVC {claim} of class {storage_class}", Confidence.LOW
     if "ReadWriteMany" in modes:
-        return "shared", f"PVC {claim} (ReadWriteMany)"
-    return "other", f"PVC {claim}"
+        return "shared", f"PVC {claim} (ReadWriteMany)", Confidence.HIGH
+    return "other", f"PVC {claim}", Confidence.HIGH
 
 
 def annotation_ignore(doc: YNode) -> tuple[tuple[str, ...], str] | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ...model import CodeFact, Lock
+from ...model import CodeFact, Confidence, Lock
 from . import apis
 from .facts import MODULE, PathEffects
 from .symbols import (PATH_HELPER, SQL_EXECUTES, SQL_HELPER, Attr, Call, LockSymbols, Param,
@@ -650,7 +650,10 @@ class LockCalls:
                         existence_test=self.span(check) if check_before and not atomic else None,
                         atomic=atomic, api=self.code(call.func), try_lock=True,
                         result_checked=True, release=release, release_span=release_span,
-                        scope_lines=(self.line(call), end), function=unit.name)
+                        scope_lines=(self.line(call), end), function=unit.name,
+                        # a file only its name calls a lock
+                        confidence=Confidence.HIGH if removal is not None or writes_pid
+                        else Confidence.LOW)
             if helper:  # semantics confirms the helper creates the path (or drops the lock)
                 self._symbols(unit, lock, call, PATH_HELPER)
             found.append((lock, call, path))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ...model import CodeFact, Lock, Span
+from ...model import CodeFact, Confidence, Lock, Span
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .hazards_model import Retries, derive
@@ -69,6 +69,13 @@ def _reports(unit: Unit) -> bool:
     """Whether a function may tell its caller it failed through what it returns (else a
     try-lock it checks itself, raising when it is busy, needs no check by the caller)."""
     return any(not (isinstance(r, Const) and r.value) for r in unit.returns)
+
+
+def _inferred(lock: Lock, confidence: Confidence = Confidence.MEDIUM) -> Lock:
+    """The lock, known at most as surely as ``confidence`` (MEDIUM: through the project's
+    code; LOW: by a name)."""
+    weakest = Confidence.weakest((lock, confidence))
+    return lock if weakest == lock.confidence else replace(lock, confidence=weakest)
 
 
 def _key_argument(call: Call | None, api: str) -> Value | None:
@@ -550,6 +557,8 @@ class Semantics:
             return lock
         kind = self.kind(symbols.receiver, where)
         if kind in symbols.needs:
+            if not self._direct(symbols.receiver, where):
+                lock = _inferred(lock)  # its type followed through the project's code
             if kind.startswith("huey:"):  # Huey's lock lives in its storage
                 scope = kind.split(":", 1)[1]
                 return replace(lock, scope=scope,
@@ -560,7 +569,25 @@ class Semantics:
                 return replace(lock, kind="redis-lock", api="redis.Redis.lock")
             return lock
         followed = kind != UNKNOWN_KIND and not kind.startswith(("value:", "lib:", "method:"))
-        return lock if symbols.guess and not followed else None
+        return _inferred(lock, Confidence.LOW) if symbols.guess and not followed else None
+
+    def _direct(self, value: Value, where: Where, depth: int = 0) -> bool:
+        """Whether ``value`` is a library object reached inside its own function: a library
+        import, an attribute or call of one, or a local assigned from one (what is parsed,
+        not inferred through the project's code)."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(value, Imported):
+            return self.resolve_dotted(where.rel, value.dotted) is None
+        if isinstance(value, Attr):
+            return self._direct(value.base, where, depth + 1)
+        if isinstance(value, Call):
+            return self._direct(value.func, where, depth + 1)
+        if isinstance(value, Local):
+            found = self.local(value, where)
+            return found is not None and found[1].unit == where.unit and \
+                self._direct(found[0], found[1], depth + 1)
+        return False
 
     def lock(self, lock: Lock, symbols: LockSymbols | None, where: Where) -> Lock | None:
         """A lock as the whole tree tells it: its fields re-read from its call (constants
@@ -568,12 +595,14 @@ class Semantics:
         if symbols is None:
             return lock
         if symbols.api == PATH_HELPER:
-            return self._made_by_helper(lock, symbols, where)
+            made = self._made_by_helper(lock, symbols, where)
+            return _inferred(made) if made is not None else None
         if symbols.api == SQL_HELPER:
             call = symbols.call
             at = Where(where.rel, symbols.owner or where.unit, where.env)
             if not isinstance(call, Call) or not self._runs_argument(call, at):
                 return None
+            lock = _inferred(lock)  # the helper runs the statement it is given
         if symbols.condition is not None:
             at = Where(where.rel, symbols.owner or where.unit, where.env)
             flag = self.constant(symbols.condition, at)
@@ -953,7 +982,8 @@ class Semantics:
                 release, release_span, scope = self._deleted(lock, site, where)
             owner = self.unit(inner)
             found.append(replace(
-                lock, span=site.span, scope_lines=scope, function=where.unit, ttl_span=None,
+                _inferred(lock), span=site.span, scope_lines=scope, function=where.unit,
+                ttl_span=None,
                 taken_from=lock.taken_from or lock.span,
                 release=release, release_span=release_span,
                 result_checked=_checked(lock, site) if lock.try_lock and
@@ -1000,7 +1030,8 @@ class Semantics:
                             release, release_span, end = site.release, site.release_span, \
                                 site.scope_lines[1]
                         found.append(replace(
-                            lock, span=site.span, scope_lines=(site.scope_lines[0], end),
+                            _inferred(lock), span=site.span,
+                            scope_lines=(site.scope_lines[0], end),
                             taken_from=lock.taken_from or lock.span,
                             function=where.unit, release=release, release_span=release_span,
                             result_checked=_checked(lock, site)
@@ -1170,8 +1201,9 @@ class Semantics:
                     if site.use == "acquire" or api.yields_acquired else True,
                     release=site.release, release_span=site.release_span,
                     scope_lines=site.scope_lines, function=where.unit)
-        if ctor.span is not None and ctor.span != site.span and \
-                (at.rel, at.unit) == (home.rel, home.unit):
+        if (at.rel, at.unit) != (home.rel, home.unit):
+            base = _inferred(base)  # made by the project's code elsewhere
+        elif ctor.span is not None and ctor.span != site.span:
             base = replace(base, ttl_span=ctor.span)  # made here: that call carries the TTL
         return self.lock(base, LockSymbols(call=ctor, api=name, owner=at.unit), at)
 
