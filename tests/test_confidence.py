@@ -3,13 +3,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import run_analysis
 
 from jobsafe.cli import main
 from jobsafe.model import Confidence, Message, message, prose
 from jobsafe.report.audit import _message_html
 from jobsafe.sources.kubernetes import Catalog, classify_claim
-
-from conftest import run_analysis
 
 CRONTAB = """\
 */5 * * * * app python /srv/app/direct.py

@@ -12,7 +12,6 @@ from typing import Literal, get_args
 
 from .errors import InternalError
 
-
 #: told how a long run advances: (stage, done, total), e.g. ("parsing Python", 40, 90)
 Progress = Callable[[str, int, int], None]
 
@@ -98,7 +97,7 @@ class Confidence(str, Enum):
         return ("low", "medium", "high").index(self.value)
 
     @staticmethod
-    def weakest(facts: "Iterable[object]") -> "Confidence":
+    def weakest(facts: Iterable[object]) -> Confidence:
         """The confidence of a conclusion drawn from ``facts`` (confidences, or facts that
         carry one; others are ignored)."""
         found = [c for c in (f if isinstance(f, Confidence) else getattr(f, "confidence", None)
@@ -437,7 +436,7 @@ class Message:
     for a clause that varies (prose, not a value)."""
 
     template: str
-    args: tuple[tuple[str, "MessageArg"], ...] = ()
+    args: tuple[tuple[str, MessageArg], ...] = ()
 
     def render(self) -> str:
         return self.template.format_map(

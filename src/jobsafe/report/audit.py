@@ -290,15 +290,15 @@ def _html_of(parts: Message, in_code: bool) -> str:
 
     args = dict(parts.args)
     out: list[str] = []
-    for literal, field, _, _ in string.Formatter().parse(parts.template):
+    for literal, name, _, _ in string.Formatter().parse(parts.template):
         for i, piece in enumerate(literal.split("`")):
             if i:
                 in_code = not in_code
                 out.append("<code>" if in_code else "</code>")
             out.append(str(escape(piece)))
-        if field is None:
+        if name is None:
             continue
-        value = args[field]
+        value = args[name]
         if isinstance(value, Message):
             out.append(_html_of(value, in_code))
         else:

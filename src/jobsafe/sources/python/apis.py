@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: a TTL that is set but not to a value known statically (a parameter, a setting)
+UNKNOWN_TTL = -1.0
 
 @dataclass(frozen=True)
 class LockApi:

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ...model import Lock
-from .lock_calls import UNKNOWN_TTL
+from .apis import UNKNOWN_TTL
+from .module_base import ModuleBase
 from .syntax import contains, walk
 from .values import argument
 
@@ -49,7 +50,7 @@ _UPDATE = re.compile(r"^\s*update\s+\"?(\w+)", re.I)
 _EXPIRY_LOOKUP = re.compile(r"__(?:lt|lte)$")
 
 
-class DbLocks:
+class DbLocks(ModuleBase):
     def _db_lock(self, call: cst.Call, unit: Unit, calls):
         """A database lock taken by ``call``, as (lock, node, handle), or None."""
         func = call.func

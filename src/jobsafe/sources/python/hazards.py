@@ -17,13 +17,14 @@ import libcst as cst
 from ...model import Span
 from . import apis
 from .hazards_model import Exit, Observations, Retries
+from .module_base import ModuleBase
 from .syntax import contains, walk, walk_unit
 from .values import argument, has_keyword
 
 if TYPE_CHECKING:
     from .facts import Unit
 
-class Hazards:
+class Hazards(ModuleBase):
     """Mixin of the module analyser: what the code around an acquisition does."""
 
     def _scan(self, unit: Unit, nodes) -> list[tuple[int, str, object]]:

@@ -18,8 +18,17 @@ from . import prefilter
 from .facts import MAIN, MODULE, ModuleFacts, Unit
 from .light import light_facts, needs_full_parse
 from .semantics import HELD_ON_RETURN, Semantics, Where, entered_sites
-from .symbols import (LOCKISH_CALLS, Call, CallSite, Global, Imported, imported_names,
-                      makes_lock, site_names, value_names)
+from .symbols import (
+    LOCKISH_CALLS,
+    Call,
+    CallSite,
+    Global,
+    Imported,
+    imported_names,
+    makes_lock,
+    site_names,
+    value_names,
+)
 
 if TYPE_CHECKING:
     from ...cache import FileCache, StatIndex

@@ -11,9 +11,21 @@ import libcst as cst
 
 from ...model import CodeFact, Confidence, Lock
 from . import apis
+from .apis import UNKNOWN_TTL
+from .db_locks import DbLocks
 from .facts import MODULE, PathEffects
-from .symbols import (PATH_HELPER, SQL_EXECUTES, SQL_HELPER, Attr, Call, LockSymbols, Param,
-                      Value, executed_sql, project_candidate)
+from .symbols import (
+    PATH_HELPER,
+    SQL_EXECUTES,
+    SQL_HELPER,
+    Attr,
+    Call,
+    LockSymbols,
+    Param,
+    Value,
+    executed_sql,
+    project_candidate,
+)
 from .syntax import contains, walk, walk_unit
 from .values import argument, passes_kwargs
 
@@ -33,8 +45,6 @@ PREFILTER_TOKENS = (r"(?<![bcBC])(?<!skip_)lock", "Lock", r"(?<![BC])(?<!SKIP )L
 if TYPE_CHECKING:
     from .facts import Unit
 
-#: a TTL that is set but not to a value known statically (a parameter, a setting)
-UNKNOWN_TTL = -1.0
 PATH_CREATORS = frozenset({"builtins.open", "io.open", "os.open", "os.mkdir"})
 _LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
 
@@ -56,7 +66,7 @@ class LockSpec:
     guess: bool = False  # what the receiver's name suggests, when its type stays unknown
 
 
-class LockCalls:
+class LockCalls(DbLocks):
     """Mixin of the module analyser: recognising locks (metadata helpers come from it)."""
 
     def _constructor(self, call: cst.Call) -> LockSpec | None:
@@ -779,14 +789,6 @@ class LockCalls:
         text = self.code(node)
         return "path" in text.lower() or "lock" in text.lower() or "pid" in text.lower()
 
-    def _path_text(self, node) -> str | None:
-        if node is None:
-            return None
-        if isinstance(node, cst.Call) and self.qualified(node.func) & {"pathlib.Path", "pathlib.PosixPath"} \
-                and node.args:
-            return self._path_text(node.args[0].value)
-        return self.eval.string(node) or self.code(node)
-
     def _removal(self, path, after, calls):
         for c in calls:
             if self.line(c) >= self.line(after) and c is not after and self._removes(c, path):
@@ -831,19 +833,6 @@ class LockCalls:
                 return c
         return None
 
-    def _release_kind(self, release_call, handle, unit: Unit):
-        """(release kind, span of a plain release, last protected line)."""
-        if release_call is None:
-            if handle and any(handle in a for a in self.atexit_release):
-                return "atexit", None, self.unit_end(unit)
-            return "none", None, self.unit_end(unit)
-        end = self.line(release_call)
-        if any(isinstance(p, cst.Finally) for p in self.parents(release_call)):
-            return "finally", None, end
-        if any(handle and handle in a for a in self.atexit_release):
-            return "atexit", None, end
-        return "plain", self.span(release_call), end
-
     def _fetched(self, call, calls) -> bool:
         """``cur.execute("select pg_try_advisory_lock(1)")`` then ``cur.fetchone()`` (or
         ``run(cur, SQL)`` then ``cur.fetchone()``)."""
@@ -864,12 +853,6 @@ class LockCalls:
     def _statement_expression(self, call) -> bool:
         parent = self._parent.get(call)
         return isinstance(parent, cst.Expr)
-
-    def _assigned_to(self, call) -> str | None:
-        parent = self._parent.get(call)
-        if isinstance(parent, cst.Assign):
-            return self.code(parent.targets[0].target)
-        return None
 
     def _result_checked(self, call) -> bool:
         """Whether a try-lock's result decides what happens next."""
@@ -912,9 +895,6 @@ class LockCalls:
                 return False
         return False
 
-    def _is_exit_call(self, node) -> bool:
-        return isinstance(node, cst.Call) and bool(
-            self.qualified(node.func) & (set(apis.PROCESS_EXITS) | set(apis.HARD_EXITS)))
 
 
 #: methods that check a connection out of an engine or a pool

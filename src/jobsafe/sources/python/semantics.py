@@ -14,11 +14,29 @@ from typing import TYPE_CHECKING
 
 from ...model import CodeFact, Confidence, Lock, Span
 from . import apis
+from .apis import UNKNOWN_TTL
 from .facts import MODULE, ModuleFacts, Unit
 from .hazards_model import Retries, derive
-from .symbols import (PATH_HELPER, SQL_HELPER, Attr, BinOp, Call, CallSite, Const, Either,
-                      Global, Imported, Item, Local, LockSymbols, Mapping, Param, SelfRef, Value,
-                      executed_sql)
+from .symbols import (
+    PATH_HELPER,
+    SQL_HELPER,
+    Attr,
+    BinOp,
+    Call,
+    CallSite,
+    Const,
+    Either,
+    Global,
+    Imported,
+    Item,
+    Local,
+    LockSymbols,
+    Mapping,
+    Param,
+    SelfRef,
+    Value,
+    executed_sql,
+)
 
 if TYPE_CHECKING:
     from .index import PythonIndex
@@ -26,8 +44,6 @@ if TYPE_CHECKING:
 UNKNOWN_KIND = "unknown"
 #: how a lock a function takes is let go of when it is still held as the function returns
 HELD_ON_RETURN = ("none", "process-exit", "unknown")
-#: a time-to-live that is set, to a value not known statically (``lock_calls.UNKNOWN_TTL``)
-UNKNOWN_TTL = -1.0
 _MAX_DEPTH = 24
 #: how many calls deep a use site's lock is followed (a helper calling a helper ... that locks)
 _MAX_USE_DEPTH = 8

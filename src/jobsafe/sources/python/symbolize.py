@@ -7,8 +7,21 @@ import builtins
 import libcst as cst
 
 from .facts import MODULE, Unit
-from .symbols import (UNKNOWN, Attr, BinOp, Call, Const, Either, Global, Imported, Item, Local,
-                      Param, SelfRef, Value)
+from .symbols import (
+    UNKNOWN,
+    Attr,
+    BinOp,
+    Call,
+    Const,
+    Either,
+    Global,
+    Imported,
+    Item,
+    Local,
+    Param,
+    SelfRef,
+    Value,
+)
 from .syntax import walk_unit
 
 _BUILTINS = frozenset(dir(builtins))

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ...model import Lock
+from .hazards import Hazards
 from .idempotency import KeyFlow, argument_origins
+from .lock_calls import LockCalls
 from .symbols import UNKNOWN, Call, CallSite, LockSymbols, PassedFile, project_candidate
 
 if TYPE_CHECKING:
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 _ENTER_METHODS = ("__enter__", "__aenter__", "acquire", "lock")
 
 
-class UseSites:
+class UseSites(LockCalls, Hazards):
     def _mark_escapes(self, unit: Unit, acquisitions, nodes) -> None:
         for lock, at, handle in acquisitions:
             if self._escapes(unit, lock, at, handle, nodes):

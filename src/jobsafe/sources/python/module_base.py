@@ -1,0 +1,292 @@
+"""What every part of the module analyser shares: the parsed module, the state the
+passes fill in (declared here, so that each part says what it reads), and the node helpers
+(names, positions, parents, the units nodes belong to).
+
+The analyser's parts (lock calls, database locks, hazards, use sites) are classes over this
+base; ``module._ModuleAnalyser`` composes them and runs the passes in order.
+"""
+from __future__ import annotations
+
+import builtins
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ...model import Span
+from . import apis
+from .facts import MODULE, ModuleFacts, Unit
+from .symbolize import Symbolizer, assigned_names, bound_names
+from .syntax import ParentMap, dotted, is_main_guard
+from .values import Evaluator
+
+if TYPE_CHECKING:
+    from .idempotency import Origin
+
+
+def _positions(module: cst.Module):
+    """Every node's CodeRange. ``MetadataWrapper.resolve_many([PositionProvider])`` gives the
+    same, plus a full traversal for its (here empty) batch of batchable providers, which is
+    a third of the cost; the provider's own codegen pass is all that is needed. It is the
+    largest single cost of a module, so it is paid only for a module where something is
+    found (most modules the prefilter lets through yield nothing)."""
+    return PositionProvider()._gen(MetadataWrapper(module, unsafe_skip_copy=True))
+
+
+class _Collector(cst.CSTVisitor):
+    """One pass over the module: every node in source order, with the unit it belongs to.
+
+    libcst computes ``node.children`` by visiting, so walking subtrees again and again is
+    slow; this pass is done once and everything else reads its lists.
+    """
+
+    def __init__(self):
+        self.order: list[cst.CSTNode] = []
+        self.by_unit: dict[int, list[cst.CSTNode]] = {}  # id(unit node) -> nodes
+        self.parent: dict[int, cst.CSTNode] = {}
+        self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
+        self._stack: list[cst.CSTNode] = []
+        self._path: list[cst.CSTNode] = []
+
+    def on_visit(self, node) -> bool:
+        self.order.append(node)
+        if self._path:
+            self.parent[id(node)] = self._path[-1]
+        self._path.append(node)
+        kind = type(node)  # exact types: isinstance goes through ABCMeta, a million times
+        if kind is cst.Import or kind is cst.ImportFrom:
+            self._imports(node)
+        if self._stack:
+            self.by_unit[id(self._stack[-1])].append(node)
+        if kind is cst.FunctionDef or (kind is cst.If and is_main_guard(node)
+                                       and not self._in_function()):
+            self._stack.append(node)
+            self.by_unit[id(node)] = []
+        return True
+
+    # no per-attribute callbacks: libcst would look up visit_<Node>_<attr> for every field
+    def on_visit_attribute(self, node, attribute) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node, attribute) -> None:
+        pass
+
+    def on_leave(self, node) -> None:
+        self._path.pop()
+        if self._stack and self._stack[-1] is node:
+            self._stack.pop()
+
+    def _imports(self, node) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                name = dotted(alias.name)
+                if alias.asname is not None:
+                    self.aliases[dotted(alias.asname.name)] = name
+                else:
+                    root = name.split(".")[0]
+                    self.aliases[root] = root
+            return
+        if isinstance(node.names, cst.ImportStar):
+            return
+        base = "." * len(node.relative) + (dotted(node.module) if node.module else "")
+        for alias in node.names:
+            name = dotted(alias.name)
+            local = dotted(alias.asname.name) if alias.asname is not None else name
+            self.aliases[local] = f"{base}.{name}" if base and not base.endswith(".") else base + name
+
+    def _in_function(self) -> bool:
+        return any(isinstance(n, cst.FunctionDef) for n in self._stack)
+
+
+class ModuleBase:
+    """The module under analysis and the state its passes share."""
+
+    def __init__(self, path, module, text: str, facts: ModuleFacts):
+        self.path = path
+        self.module = module
+        self.facts = facts
+        self.constants: dict[str, cst.BaseExpression] = {}
+        self.eval = Evaluator(self.constants, self.qualified)
+        #: names bound to lock objects / redis clients, module-wide (text -> (api name, spec))
+        self.bindings: dict[str, tuple[str, apis.LockApi, cst.Call]] = {}
+        self.clients: set[str] = set()
+        #: names bound to API clients: name -> qualified names of the factory (StripeClient...)
+        self.client_kinds: dict[str, set[str]] = {}
+        self.spawn_context = False
+        #: id(acquisition node) -> the expression of a cluster lock's key
+        self.lock_keys: dict[int, cst.BaseExpression] = {}
+        self.atexit_release: set[str] = set()
+        self.module_text = text
+        self.opened: dict[str, str | None] = {}  # handle -> path of `handle = open(path)`
+        collector = _Collector()
+        module.visit(collector)
+        self.order = collector.order
+        self.by_unit = collector.by_unit
+        self._parent = ParentMap(collector.parent)
+        self.aliases = collector.aliases
+        #: module-level functions and classes (they resolve to their own names), and names
+        #: the module assigns (which shadow builtins)
+        self.defined = {s.name.value for s in module.body
+                        if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+        self._qualified_cache: dict[int, set[str]] = {}
+        self._stale: str | None = None
+        #: (function, the name its object has in it) -> its effects on lock-file paths
+        self._effects_memo: dict = {}
+        #: filled by ``_ModuleAnalyser.run``: the units by id(node), each node's unit, and
+        #: where the values helpers return come from
+        self._units: dict[int, Unit] = {}
+        self._node_unit: dict[int, int] = {}
+        self.helpers: dict[str, Origin | None] = {}
+        literals = Evaluator({}, self.qualified)
+        self.sym = Symbolizer(self.aliases, self.defined | assigned_names(module.body),
+                              lambda node: _literal(literals, node), self._constructor_span,
+                              self._local_names)
+
+    def qualified(self, node) -> set[str]:
+        """The dotted name an expression refers to (``{"fcntl.flock"}``), or an empty set."""
+        key = id(node)
+        if key not in self._qualified_cache:
+            self._qualified_cache[key] = self._resolve(node)
+        return self._qualified_cache[key]
+
+    def _resolve(self, node) -> set[str]:
+        attrs = []
+        while isinstance(node, cst.Attribute):
+            attrs.append(node.attr.value)
+            node = node.value
+        suffix = "".join(f".{a}" for a in reversed(attrs))
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and \
+                node.func.value in self.defined:
+            return {node.func.value + suffix} if suffix else set()  # Job().run -> Job.run
+        if not isinstance(node, cst.Name):
+            return set()
+        name = node.value
+        if name in self.aliases:
+            return {self.aliases[name] + suffix}
+        if name in self.defined:
+            return {name + suffix}
+        if name in BUILTINS and name not in self.constants:
+            return {f"builtins.{name}{suffix}"}
+        return set()
+
+    @cached_property
+    def _pos(self):
+        return _positions(self.module)
+
+    def _constructor_span(self, call: cst.Call) -> Span | None:
+        """Where a lock object is made (a finding about its TTL points there); positions
+        are computed for no other call, as they cost a pass over the whole module."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("lock", "lock_task") or \
+                self.qualified(func) & set(apis.LOCK_CONSTRUCTORS):
+            return self.span(call)
+        return None
+
+    def span(self, node) -> Span:
+        r = self._pos[node]
+        return Span(self.path, r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+    def line(self, node) -> int:
+        return self._pos[node].start.line
+
+    def end_line(self, node) -> int:
+        return self._pos[node].end.line
+
+    def unit_end(self, unit: Unit) -> int:
+        """The last line of a unit (the module's for the module body)."""
+        return self.end_line(unit.node)
+
+    def parents(self, node):
+        node = self._parent.get(node)
+        while node is not None:
+            yield node
+            node = self._parent.get(node)
+
+    def code(self, node) -> str:
+        return self.module.code_for_node(node)
+
+    def _unit_nodes(self, node) -> list:
+        """Nodes of a function (or ``__main__`` block), not of the functions nested in it."""
+        own = self.by_unit.get(id(node), [])
+        nested = {id(n) for n in own if type(n) in _SCOPES}
+        if not nested:
+            return own
+        skip = set()
+        for n in own:
+            if id(n) in nested:
+                skip |= {id(x) for x in self.by_unit.get(id(n), [])}
+        return [n for n in own if id(n) not in skip and id(n) not in nested]
+
+    def _local_names(self, unit: Unit) -> set[str]:
+        """The names a function's body binds and the functions defined right in it."""
+        own = self.by_unit.get(id(unit.node), [])
+        defs = [n for n in own if type(n) is cst.FunctionDef]
+        deeper = {id(x) for d in defs for x in self.by_unit.get(id(d), [])}
+        return bound_names(self._unit_nodes(unit.node)) | {
+            d.name.value for d in defs if id(d) not in deeper}
+
+    def _nodes_of(self, unit: Unit) -> list:
+        return self._module_nodes() if unit.name == MODULE else self._unit_nodes(unit.node)
+
+    def _module_nodes(self) -> list:
+        inside = {id(n) for nodes in self.by_unit.values() for n in nodes}
+        return [n for n in self.order if id(n) not in inside and id(n) not in self.by_unit]
+
+    def unit_at(self, node) -> Unit:
+        """The unit (function, ``__main__`` block, else the module) a node is written in."""
+        return self._units.get(self._node_unit.get(id(node), 0)) or self._units[id(self.module)]
+
+    def function_name(self, node: cst.FunctionDef) -> str:
+        """``Class.method``, ``outer.inner``: the name of its unit."""
+        names = [node.name.value]
+        for parent in self.parents(node):
+            if isinstance(parent, (cst.ClassDef, cst.FunctionDef)):
+                names.append(parent.name.value)
+        return ".".join(reversed(names))
+
+    # -- readings of a node every part needs
+    def _assigned_to(self, call) -> str | None:
+        """The name a call's result is assigned to (``lock = r.lock(...)``)."""
+        parent = self._parent.get(call)
+        if isinstance(parent, cst.Assign):
+            return self.code(parent.targets[0].target)
+        return None
+
+    def _is_exit_call(self, node) -> bool:
+        return isinstance(node, cst.Call) and bool(
+            self.qualified(node.func) & (set(apis.PROCESS_EXITS) | set(apis.HARD_EXITS)))
+
+    def _path_text(self, node) -> str | None:
+        """A path expression as text: its value when known, else its source."""
+        if node is None:
+            return None
+        if isinstance(node, cst.Call) and self.qualified(node.func) & {"pathlib.Path", "pathlib.PosixPath"} \
+                and node.args:
+            return self._path_text(node.args[0].value)
+        return self.eval.string(node) or self.code(node)
+
+    def _release_kind(self, release_call, handle, unit: Unit):
+        """(release kind, span of a plain release, last protected line)."""
+        if release_call is None:
+            if handle and any(handle in a for a in self.atexit_release):
+                return "atexit", None, self.unit_end(unit)
+            return "none", None, self.unit_end(unit)
+        end = self.line(release_call)
+        if any(isinstance(p, cst.Finally) for p in self.parents(release_call)):
+            return "finally", None, end
+        if any(handle and handle in a for a in self.atexit_release):
+            return "atexit", None, end
+        return "plain", self.span(release_call), end
+
+
+def _literal(evaluator: Evaluator, node) -> float | str | None:
+    """A literal's value (number arithmetic and timedelta included), names not followed."""
+    number = evaluator.number(node)
+    return number if number is not None else evaluator.string(node)
+
+
+BUILTINS = set(dir(builtins))
+
+
+_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef})
