@@ -199,6 +199,11 @@ class Lock:
     taken_from: Span | None = None
     confidence: Confidence = Confidence.HIGH
 
+    def holds(self, line: int) -> bool:
+        """Whether the lock is held at ``line`` (within the lines it protects)."""
+        return self.scope_lines is not None and \
+            self.scope_lines[0] <= line <= self.scope_lines[1]
+
     @property
     def expires_by_itself(self) -> bool:
         """A hung holder loses it in time: a TTL, or a lock file treated as stale after an

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...model import LockKind, LockScope, StaleHandling
+
 #: a TTL that is set but not to a value known statically (a parameter, a setting)
 UNKNOWN_TTL = -1.0
 
 @dataclass(frozen=True)
 class LockApi:
-    kind: str
-    scope: str  # process | host | cluster
+    kind: LockKind
+    scope: LockScope
     #: how stale locks are handled by the library itself
-    stale: str = "kernel"
+    stale: StaleHandling = "kernel"
     #: keyword (or positional index) holding the time-to-live, and its unit in seconds
     ttl_arg: str | None = None
     ttl_pos: int | None = None
@@ -134,13 +136,13 @@ CACHE_LOCK = LockApi("cache-lock", "cluster", stale="ttl", ttl_arg="timeout", tt
 #: Huey's ``huey.lock_task(lock_name, ttl=None)``, a context manager or a decorator: a key put
 #: in the Huey storage if empty (a task that finds it taken is not run), deleted on exit; a
 #: killed worker leaves it until its TTL or ``flush_locks()``. Its scope is the storage's.
-HUEY_STORAGES = {"huey.RedisHuey": "cluster", "huey.PriorityRedisHuey": "cluster",
+HUEY_STORAGES: dict[str, LockScope] = {"huey.RedisHuey": "cluster", "huey.PriorityRedisHuey": "cluster",
                  "huey.RedisExpireHuey": "cluster", "huey.api.RedisHuey": "cluster",
                  "huey.contrib.djhuey.HUEY": "cluster", "huey.SqliteHuey": "host",
                  "huey.FileHuey": "host", "huey.MemoryHuey": "process"}
 
 
-def huey_lock(scope: str) -> LockApi:
+def huey_lock(scope: LockScope) -> LockApi:
     return LockApi("huey-lock", scope, stale="ttl", ttl_arg="ttl", ttl_pos=1, wait_default=0.0,
                    key_arg="lock_name", key_pos=0)
 
@@ -221,6 +223,9 @@ LIBRARY_OBJECTS = {
     "django.db.connections": "db-connections",
     "django.conf.settings": "settings",
 }
+#: the kind of a Huey instance (what its storage is) -> the scope of its locks
+HUEY_LOCK_SCOPES: dict[str, LockScope] = {"huey:cluster": "cluster", "huey:host": "host",
+                                          "huey:process": "process"}
 #: library calls -> the kind of what they return
 LIBRARY_CALLS = {
     **dict.fromkeys(REDIS_CLIENT_FACTORIES, "redis"),

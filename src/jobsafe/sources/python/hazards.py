@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .facts import Unit
 
 class Hazards(ModuleBase):
-    """Mixin of the module analyser: what the code around an acquisition does."""
+    """The module analyser's reading of what the code around an acquisition does."""
 
     def _scan(self, unit: Unit, nodes) -> list[tuple[int, str, object]]:
         """The nodes of a unit any scope may care about, once: (line, what, node) for
@@ -56,8 +56,9 @@ class Hazards(ModuleBase):
         for line, what, node in scan:
             if node is at:
                 continue
-            if what == "unlink" and line >= first:
-                obs.unlinks.append((self.span(node), self._unlinked(node)))
+            unlinked = self._unlinked(node) if what == "unlink" and line >= first else None
+            if unlinked is not None:
+                obs.unlinks.append((self.span(node), unlinked))
             if what == "delete" and line >= first:
                 finally_ = any(isinstance(p, cst.Finally) for p in self.parents(node))
                 obs.deletes.append((self.span(node), finally_,
@@ -65,11 +66,15 @@ class Hazards(ModuleBase):
             if not first <= line <= last:
                 continue
             if what == "exit":
-                obs.exits.append(self._exit(node, at, handle))
+                exit_ = self._exit(node, at, handle)
+                if exit_ is not None:
+                    obs.exits.append(exit_)
             elif what == "yield":
                 obs.yields.append(self.span(node))
             elif what == "fork":
-                obs.forks.append((self.span(node), self._fork(node)))
+                fork = self._fork(node)
+                if fork is not None:
+                    obs.forks.append((self.span(node), fork))
         obs.in_async = unit.is_async and not self._offloaded(at)
         obs.brief = self._brief(at)
         obs.spin = self._spin(at)
@@ -101,8 +106,11 @@ class Hazards(ModuleBase):
     def _exit_call(self, node) -> bool:
         return self._exit_what(node) is not None
 
-    def _exit(self, node, at, handle) -> Exit:
-        what, hard = self._exit_what(node)
+    def _exit(self, node, at, handle) -> Exit | None:
+        found = self._exit_what(node)
+        if found is None:
+            return None
+        what, hard = found
         return Exit(self.span(node), what, hard, self._in_not_acquired_branch(node, at, handle))
 
     def _exit_what(self, node) -> tuple[str, bool] | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ...model import CodeFact, Span
+from ...model import CodeFact, FactKind, Span
 from .syntax import walk
 from .values import argument
 
@@ -131,7 +131,8 @@ class KeyFlow:
             self.dicts[name] = {k: v for k, v in self._dict_items(value)}
         elif isinstance(value, cst.Call) and self.an.qualified(value.func) == {"builtins.dict"} \
                 and all(a.keyword is not None for a in value.args):
-            self.dicts[name] = {a.keyword.value: a.value for a in value.args}
+            self.dicts[name] = {a.keyword.value: a.value for a in value.args
+                                if a.keyword is not None}
         else:
             self.dicts.pop(name, None)
         self.names[name] = self.origin(value)
@@ -373,7 +374,7 @@ def _key_sinks(an, flow: KeyFlow, call: cst.Call) -> list[CodeFact]:
         origin = flow.origin(value)
         if origin is None:
             continue
-        kind = "key-per-run" if origin.rank == 2 else "key-fresh-record"
+        kind: FactKind = "key-per-run" if origin.rank == 2 else "key-fresh-record"
         facts.append(CodeFact(kind, an.span(call), origin.what, origin=origin.span,
                               api=_api_name(an, call), key=name))
     return facts

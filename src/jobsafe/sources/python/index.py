@@ -147,8 +147,7 @@ class PythonIndex:
                                                    bool(spawn.spawn_context))
             if abstraction:  # what it holds on return or where it yields: taken at its uses
                 kept = [lock for lock in taken if lock.release not in HELD_ON_RETURN and
-                        not any(lock.scope_lines[0] <= line <= lock.scope_lines[1]
-                                for line in unit.yield_lines)]
+                        not any(lock.holds(line) for line in unit.yield_lines)]
                 hazards = [f for f in hazards if f.lock is None or f.lock in kept]
                 taken = kept
             for lock in taken:
@@ -329,17 +328,18 @@ class PythonIndex:
         if rel not in self._light:
             f = self.files.get(rel)
             text = self.read(f) if f is not None else None
-            if text is None:
+            cache = self.cache
+            if f is None or text is None:
                 self._light[rel] = None
             elif needs_full_parse(text):
                 return self.module(rel)
             else:
-                key = self.cache.key("python-light", f.display, text) if self.cache else None
-                facts = self.cache.get(key) if self.cache else None
+                key = cache.key("python-light", f.display, text) if cache else None
+                facts = cache.get(key) if cache and key else None
                 if not isinstance(facts, ModuleFacts):
                     facts = light_facts(f.display, text)
-                    if self.cache and facts is not None:
-                        self.cache.put(key, facts)
+                    if cache and key and facts is not None:
+                        cache.put(key, facts)
                 self._light[rel] = facts
         return self._light[rel]
 
@@ -348,15 +348,16 @@ class PythonIndex:
             self._modules[rel] = None
             f = self.files.get(rel)
             text = self.read(f) if f is not None else None
+            cache = self.cache
             if f is not None and text is not None:
-                key = self.cache.key("python", f.display, text) if self.cache else None
-                facts = self.cache.get(key) if self.cache else None
+                key = cache.key("python", f.display, text) if cache else None
+                facts = cache.get(key) if cache and key else None
                 if not isinstance(facts, ModuleFacts):
                     facts = _parse_one((f.display, text))
-                    if self.cache and facts.internal_error is None:
+                    if cache and key and facts.internal_error is None:
                         # only the prefilter decides what is kept: cached facts of an entry
                         # it passes over serve the next run's reachability, nothing else
-                        self.cache.put(key, facts)
+                        cache.put(key, facts)
                 self._store(rel, facts)
         return self._modules[rel]
 
@@ -388,7 +389,7 @@ class PythonIndex:
             if facts is None:
                 continue  # the pool broke: module() parses it here
             self._store(rel, facts)
-            if key and facts.internal_error is None:
+            if self.cache is not None and key and facts.internal_error is None:
                 self.cache.put(key, facts)
 
     def might_lock(self, rel: str) -> bool:
@@ -403,22 +404,25 @@ class PythonIndex:
         f = self.files.get(rel)
         if f is None:
             return False
-        stamp = self.stats.stamp(f.abs) if self.stats is not None else None
-        note = self.stats.known(f.display, stamp) if stamp is not None else None
-        if note == _IRRELEVANT:
-            self.stats.record(f.display, stamp, _IRRELEVANT)
+        stats = self.stats
+        stamp = stats.stamp(f.abs) if stats is not None else None
+        note = stats.known(f.display, stamp) if stats is not None and stamp is not None \
+            else None
+        if stats is not None and stamp is not None and note == _IRRELEVANT:
+            stats.record(f.display, stamp, _IRRELEVANT)
             self.unread.add(f.display)
             return False
         text = self.read(f)
         if not text:
             return False
         if note != _KEPT and not prefilter.worth_parsing(rel, text):
-            if stamp is not None and not may_hold_suppressions(text, "python"):
+            if stats is not None and stamp is not None and \
+                    not may_hold_suppressions(text, "python"):
                 # nothing in it can matter to a later run that finds it unchanged
-                self.stats.record(f.display, stamp, _IRRELEVANT)
+                stats.record(f.display, stamp, _IRRELEVANT)
             return False
-        if stamp is not None:
-            self.stats.record(f.display, stamp, _KEPT)
+        if stats is not None and stamp is not None:
+            stats.record(f.display, stamp, _KEPT)
         if self.cache is not None:
             facts = self.cache.get(self.cache.key("python", f.display, text))
             if isinstance(facts, ModuleFacts):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ...model import CodeFact, Confidence, Lock
+from ...model import CodeFact, Confidence, Lock, LockKind, Release, StaleHandling
 from . import apis
 from .apis import UNKNOWN_TTL
 from .db_locks import DbLocks
@@ -67,7 +67,7 @@ class LockSpec:
 
 
 class LockCalls(DbLocks):
-    """Mixin of the module analyser: recognising locks (metadata helpers come from it)."""
+    """The module analyser's lock recognition (over its database locks)."""
 
     def _constructor(self, call: cst.Call) -> LockSpec | None:
         """The spec when ``call`` creates a lock object."""
@@ -98,7 +98,7 @@ class LockCalls(DbLocks):
                 # a Huey made elsewhere: its storage decides the scope (Redis, usually)
                 return LockSpec("huey.lock_task", apis.huey_lock("cluster"), call,
                                 self.sym.value(func.value, self.unit_at(call)),
-                                frozenset(f"huey:{s}" for s in ("cluster", "host", "process")),
+                                frozenset(apis.HUEY_LOCK_SCOPES),
                                 guess=True)
         return None
 
@@ -126,8 +126,9 @@ class LockCalls(DbLocks):
                   **pending) -> LockSymbols:
         """Record what ``semantics`` needs to re-read a lock's fields across the tree."""
         owner = self.unit_at(call)
-        symbols = LockSymbols(call=self.sym.value(call, owner), api=api, owner=owner.name,
-                              **pending)
+        value = self.sym.value(call, owner)
+        symbols = LockSymbols(call=value if isinstance(value, Call) else None, api=api,
+                              owner=owner.name, **pending)
         unit.lock_symbols[lock.span] = symbols
         return symbols
 
@@ -208,7 +209,7 @@ class LockCalls(DbLocks):
         return wait is None or wait > 0, wait
 
     def _make_lock(self, spec: LockSpec, at, unit: Unit, *,
-                   release: str, scope, blocking: bool | None, wait, try_lock=False,
+                   release: Release, scope, blocking: bool | None, wait, try_lock=False,
                    checked=None, release_span=None) -> Lock:
         api_name, api, ctor = spec.name, spec.api, spec.ctor
         ttl = None
@@ -581,7 +582,8 @@ class LockCalls(DbLocks):
             at = next((i for i, a in enumerate(call.args) if a.keyword is None and
                        isinstance(a.value, cst.Name) and receiver is not None and
                        a.value.value == receiver[0]), None)
-            if at is not None and callee is not None and isinstance(callee.node, cst.FunctionDef):
+            if at is not None and receiver is not None and callee is not None and \
+                    isinstance(callee.node, cst.FunctionDef):
                 params = callee.node.params.params
                 if at < len(params):
                     inner = (params[at].name.value, receiver[1])  # f(self): the object, renamed
@@ -633,9 +635,9 @@ class LockCalls(DbLocks):
                 self._helper_creation(call, checks, removed, created_paths)
             if helper:
                 created = helper
-            if created is None:
-                continue
-            path, atomic = created
+            if created is None or created[0] is None:
+                continue  # nothing created, or a path that cannot be read
+            path, atomic = created[0], created[1]
             if path in seen and not helper:
                 continue
             check = checks.get(path)
@@ -653,7 +655,7 @@ class LockCalls(DbLocks):
             seen.add(path)
             release, release_span, end = self._release_kind(removal, path, unit)
             taken_over = any(self.line(c) < self.line(call) and self._removes(c, path) for c in calls)
-            kind = "lock-dir" if "mkdir" in self.code(call.func) else (
+            kind: LockKind = "lock-dir" if "mkdir" in self.code(call.func) else (
                 "pid-file" if writes_pid or path.endswith(".pid") else "lock-file")
             lock = Lock(kind=kind, scope="host", span=self.span(call), path=path,
                         stale_handling="removed-first" if taken_over else stale, blocking=False,
@@ -752,7 +754,9 @@ class LockCalls(DbLocks):
                   and not contains(n, call) and not contains(call, n)]
         return not any(self._path_text(a.value) == path for n in others for a in n.args[:1])
 
-    def _creation(self, call: cst.Call) -> tuple[str, bool] | None:
+    def _creation(self, call: cst.Call) -> tuple[str | None, bool] | None:
+        """The path a call creates (None when not readable) and whether it creates it
+        atomically (``O_EXCL``, mode ``x``, ``mkdir``); None when it creates nothing."""
         names = self.qualified(call.func)
         func = call.func
         if names & {"builtins.open", "io.open"}:
@@ -799,12 +803,12 @@ class LockCalls(DbLocks):
         return self._removed_path(c) == path or \
             path in self._call_effects(c, self.unit_at(c)).removes  # self.release_lock()
 
-    def _stale_handling(self) -> str:
+    def _stale_handling(self) -> StaleHandling:
         if self._stale is None:
             self._stale = self._find_stale_handling()
         return self._stale
 
-    def _find_stale_handling(self) -> str:
+    def _find_stale_handling(self) -> StaleHandling:
         for node in self.order:
             if not isinstance(node, cst.Call):
                 continue

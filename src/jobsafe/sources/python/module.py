@@ -113,7 +113,7 @@ def _too_complex(text: str) -> str | None:
         return None if deepest < 100 else "Python module too deeply nested to analyse"
     except (RecursionError, MemoryError, ValueError):
         return "Python module too deeply nested to analyse"
-    stack = [(tree, 1)]
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
     while stack:
         node, level = stack.pop()
         if level > _MAX_DEPTH:
@@ -306,9 +306,9 @@ class _ModuleAnalyser(UseSites):
 
     def _analyse_unit(self, unit: Unit) -> None:
         nodes = self._nodes_of(unit)
-        if unit.name == MAIN:
-            nodes = [n for n in nodes if n is not unit.node.test and
-                     not contains(unit.node.test, n)]
+        main = unit.node
+        if unit.name == MAIN and isinstance(main, cst.If):
+            nodes = [n for n in nodes if n is not main.test and not contains(main.test, n)]
         local_bindings = dict(self.bindings)
         calls = [n for n in nodes if type(n) is cst.Call]
         withs = [n for n in nodes if type(n) is cst.With]
@@ -377,11 +377,11 @@ def _super_init(call: cst.Call) -> bool:
         func.value.func.value == "super"
 
 
-def _assignments(stmt) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+def _assignments(stmt) -> list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]]:
     """(target, value) of the simple assignments a statement line makes."""
     if not isinstance(stmt, cst.SimpleStatementLine):
         return []
-    out = []
+    out: list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]] = []
     for small in stmt.body:
         if isinstance(small, cst.Assign):
             out += [(t.target, small.value) for t in small.targets]

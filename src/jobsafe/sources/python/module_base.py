@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ...model import Span
+from ...model import Release, Span, StaleHandling
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .symbolize import Symbolizer, assigned_names, bound_names
@@ -23,6 +23,7 @@ from .values import Evaluator
 
 if TYPE_CHECKING:
     from .idempotency import Origin
+    from .lock_calls import LockSpec
 
 
 def _positions(module: cst.Module):
@@ -109,7 +110,7 @@ class ModuleBase:
         self.constants: dict[str, cst.BaseExpression] = {}
         self.eval = Evaluator(self.constants, self.qualified)
         #: names bound to lock objects / redis clients, module-wide (text -> (api name, spec))
-        self.bindings: dict[str, tuple[str, apis.LockApi, cst.Call]] = {}
+        self.bindings: dict[str, LockSpec] = {}
         self.clients: set[str] = set()
         #: names bound to API clients: name -> qualified names of the factory (StripeClient...)
         self.client_kinds: dict[str, set[str]] = {}
@@ -130,7 +131,7 @@ class ModuleBase:
         self.defined = {s.name.value for s in module.body
                         if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
         self._qualified_cache: dict[int, set[str]] = {}
-        self._stale: str | None = None
+        self._stale: StaleHandling | None = None
         #: (function, the name its object has in it) -> its effects on lock-file paths
         self._effects_memo: dict = {}
         #: filled by ``_ModuleAnalyser.run``: the units by id(node), each node's unit, and
@@ -266,7 +267,8 @@ class ModuleBase:
             return self._path_text(node.args[0].value)
         return self.eval.string(node) or self.code(node)
 
-    def _release_kind(self, release_call, handle, unit: Unit):
+    def _release_kind(self, release_call, handle,
+                      unit: Unit) -> tuple[Release, Span | None, int]:
         """(release kind, span of a plain release, last protected line)."""
         if release_call is None:
             if handle and any(handle in a for a in self.atexit_release):

@@ -185,6 +185,8 @@ def _apscheduler(an, call, target, trigger, where) -> list[ScheduledCall]:
 
 def _schedule_lib(an, call: cst.Call) -> list[ScheduledCall]:
     """``schedule.every(5).minutes.do(job)``, ``schedule.every().day.at("10:30").do(job)``."""
+    if not isinstance(call.func, cst.Attribute):
+        return []
     chain = call.func.value
     parts, count, at = [], 1.0, None
     node = chain

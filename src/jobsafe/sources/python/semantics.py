@@ -8,18 +8,20 @@ Every answer is memoised; recursion is bounded, so cycles in the project's code 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...model import CodeFact, Confidence, Lock, Span
 from . import apis
 from .apis import UNKNOWN_TTL
-from .facts import MODULE, ModuleFacts, Unit
+from .facts import MODULE, ClassInfo, ModuleFacts, Unit
 from .hazards_model import Retries, derive
 from .symbols import (
     PATH_HELPER,
     SQL_HELPER,
+    UNKNOWN,
     Attr,
     BinOp,
     Call,
@@ -54,7 +56,8 @@ def _text(value) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-_CONVERSIONS = {"builtins.int": int, "builtins.float": float, "builtins.str": _text}
+_CONVERSIONS: dict[str, Callable[[Any], float | str]] = {
+    "builtins.int": int, "builtins.float": float, "builtins.str": _text}
 #: settings read from the environment, with a default: (default keyword, position)
 _CONFIGURED = {"decouple.config": ("default", 1), "os.getenv": ("default", 1),
                "os.environ.get": ("default", 1), "environ.get": ("default", 1)}
@@ -194,8 +197,9 @@ class Partial:
         args = [(f"#{int(k[1:]) - 1}" if k.startswith("#") else k, v) for k, v in given]
         args += [(f"#{int(k[1:]) + before}" if k.startswith("#") else k, v)
                  for k, v in call.args]
-        return Call(self.call.arg(None, 0), tuple(args), self.call.star or call.star,
-                    call.span)
+        func = self.call.arg(None, 0)
+        return Call(func if func is not None else UNKNOWN, tuple(args),
+                    self.call.star or call.star, call.span)
 
 
 @dataclass(frozen=True)
@@ -231,6 +235,15 @@ class Semantics:
     def facts(self, rel: str) -> ModuleFacts | None:
         facts = self.index.known(rel)
         return facts if facts is not None and facts.error is None else None
+
+    def units_of(self, rel: str) -> dict[str, Unit]:
+        """The functions of a module the analysis found before (none when unreadable)."""
+        facts = self.facts(rel)
+        return facts.units if facts is not None else {}
+
+    def classes_of(self, rel: str) -> dict[str, ClassInfo]:
+        facts = self.facts(rel)
+        return facts.classes if facts is not None else {}
 
     def unit(self, where: Where) -> Unit | None:
         facts = self.facts(where.rel)
@@ -369,17 +382,17 @@ class Semantics:
             right = self.constant(value.right, where, depth + 1)
             return _arithmetic(value.op, left, right)
         if isinstance(value, Either):  # the first known value that is not None
-            known = [self.constant(v, where, depth + 1) for v in value.options]
-            return next((c for c in known if c is not None and c.value is not None),
-                        next((c for c in known if c is not None), None))
+            options = [self.constant(v, where, depth + 1) for v in value.options]
+            return next((c for c in options if c is not None and c.value is not None),
+                        next((c for c in options if c is not None), None))
         if isinstance(value, Call) and isinstance(value.func, Attr) and \
                 value.func.name in ("get", "pop"):  # kwargs.get("key", default)
             mapping = self.mapping(value.func.base, where)
             key = self.string(value.arg(None, 0), where)
             if mapping is not None and key is not None:
-                given = mapping[0].get(key)
-                if given is not None:
-                    return self.constant(given, mapping[1], depth + 1)
+                passed = mapping[0].get(key)
+                if passed is not None:
+                    return self.constant(passed, mapping[1], depth + 1)
                 return self.constant(value.arg(None, 1), where, depth + 1) \
                     if value.arg(None, 1) is not None else Const(None)
         if isinstance(value, Call):
@@ -395,8 +408,9 @@ class Semantics:
                     return None
             if func in ("lib:os.path.join", "lib:posixpath.join"):
                 parts = [self.string(arg, where) for _, arg in value.args]
-                return Const(posixpath.join(*parts)) if parts and None not in parts and \
-                    not value.star else None
+                strings = [p for p in parts if p is not None]
+                return Const(posixpath.join(*strings)) if strings and \
+                    len(strings) == len(parts) and not value.star else None
             if func[len("lib:"):] in _CONFIGURED:  # the default of an environment setting
                 keyword, position = _CONFIGURED[func[len("lib:"):]]
                 default = self.constant(value.arg(keyword, position), where, depth + 1)
@@ -417,7 +431,7 @@ class Semantics:
         """The value a project function returns for these arguments, when every return
         that is known agrees (``_validated_ttl(ttl)``)."""
         rel, name = func[len("function:"):].split(":", 1)
-        unit = self.facts(rel).units[name]
+        unit = self.units_of(rel)[name]
         if not unit.returns or unit.is_generator:
             return None
         inner = Where(rel, name, self.bind(unit, call, where))
@@ -575,8 +589,8 @@ class Semantics:
         if kind in symbols.needs:
             if not self._direct(symbols.receiver, where):
                 lock = _inferred(lock)  # its type followed through the project's code
-            if kind.startswith("huey:"):  # Huey's lock lives in its storage
-                scope = kind.split(":", 1)[1]
+            if kind in apis.HUEY_LOCK_SCOPES:  # Huey's lock lives in its storage
+                scope = apis.HUEY_LOCK_SCOPES[kind]
                 return replace(lock, scope=scope,
                                stale_handling="process" if scope == "process" else "ttl")
             if kind == "django-cache" and lock.kind == "redis-lock":
@@ -653,7 +667,7 @@ class Semantics:
         if not func.startswith("function:") or depth > 4:
             return None
         rel, name = func[len("function:"):].split(":", 1)
-        unit = self.facts(rel).units[name]
+        unit = self.units_of(rel)[name]
         inner = Where(rel, name, self.bind(unit, call, at))
         given = [v for _, v in call.args]
         for made in unit.param_calls:
@@ -774,38 +788,34 @@ class Semantics:
                 else []
             if options and all(o & apis.KERNEL_UNLOCK_FLAGS for o in options):
                 return None  # flock(fd, flag) called with LOCK_UN: an unlock
-            changes: dict = {"path": path or lock.path}
+            flocked: dict[str, Any] = {"path": path or lock.path}
             options = [o for o in options if not o & apis.KERNEL_UNLOCK_FLAGS]
             if options:
                 waits = {not o & apis.NONBLOCK_FLAGS for o in options}
                 blocking = waits.pop() if len(waits) == 1 else None  # LOCK_NB on some paths
-                changes.update(blocking=blocking, try_lock=blocking is False)
-            return replace(lock, **changes)
+                flocked.update(blocking=blocking, try_lock=blocking is False)
+            return replace(lock, **flocked)
         if symbols.api in ("redis.set", "redis.setnx", "cache.set", "cache.add"):
             key = self.string(call.arg("key", 0) or call.arg("name", 0), at)
             ttl = lock.ttl_seconds
             if symbols.api.startswith("redis."):
                 ex, px = call.arg("ex", None), call.arg("px", None)
-                seconds = self._ttl(ex, 1.0, at) if ex is not None else \
-                    self._ttl(px, 0.001, at) if px is not None else ttl
-                ttl = seconds if seconds != "keep" else ttl
+                ttl = self._ttl(ex, 1.0, at, ttl) if ex is not None else \
+                    self._ttl(px, 0.001, at, ttl) if px is not None else ttl
             else:
                 timeout = call.arg("timeout", 2)
-                seconds = self._ttl(timeout, 1.0, at) if timeout is not None else ttl
-                ttl = seconds if seconds != "keep" else ttl
+                ttl = self._ttl(timeout, 1.0, at, ttl) if timeout is not None else ttl
             return replace(lock, key=key or lock.key, ttl_seconds=ttl)
         api = apis.object_lock_api(symbols.api)
         if api is None:
             return lock
-        changes = {}
+        changes: dict[str, Any] = {}
         if api.ttl_arg or api.ttl_pos is not None:
             value = call.arg(api.ttl_arg, api.ttl_pos)
             if value is None and not call.star:
                 changes["ttl_seconds"] = api.ttl_default
             elif value is not None:
-                seconds = self._ttl(value, api.ttl_unit, at)
-                if seconds != "keep":
-                    changes["ttl_seconds"] = seconds
+                changes["ttl_seconds"] = self._ttl(value, api.ttl_unit, at, lock.ttl_seconds)
         if api.key_arg or api.key_pos is not None:
             key = self.string(call.arg(api.key_arg, api.key_pos), at)
             if key is not None:
@@ -828,16 +838,17 @@ class Semantics:
                 changes["renewed"] = bool(renew.value)
         return replace(lock, **changes) if changes else lock
 
-    def _ttl(self, value: Value, unit: float, where: Where) -> float | None | str:
-        """A TTL argument in seconds: None for ``None`` (no expiry), "keep" when it is not
-        known statically (the module's own reading stands)."""
+    def _ttl(self, value: Value, unit: float, where: Where,
+             module_reading: float | None) -> float | None:
+        """A TTL argument in seconds: None for ``None`` (no expiry); ``module_reading`` (what
+        the module read on its own) when the tree does not know it statically either."""
         constant = self.constant(value, where)
         if constant is None:
-            return "keep"
+            return module_reading
         if constant.value is None:
             return None
         number = self.number(value, where)
-        return number * unit if number is not None else "keep"
+        return number * unit if number is not None else module_reading
 
     def opened_path(self, handle: Value, where: Where, depth: int = 0) -> str | None:
         """The path a file object was opened at: ``fh`` of ``fh = open(PATH)``, followed
@@ -1017,7 +1028,7 @@ class Semantics:
             releases = {name: (release, span, end)
                         for name, release, span, end in site.handle_releases}
             for rel, name, env in self._users(site, where):
-                unit = self.facts(rel).units[name]
+                unit = self.units_of(rel)[name]
                 inner = Where(rel, name, env)
                 for inner_site in entered_sites(unit, site.use):
                     # the function returns what the acquisition answered: the caller checks
@@ -1027,8 +1038,8 @@ class Semantics:
                                             origins, memo):
                         # held where a manager yields, or by the manager it hands back
                         entered = site.use in ("with", "acquire") and (any(
-                            lock.scope_lines[0] <= line <= lock.scope_lines[1]
-                            for line in unit.yield_lines) or inner_site.use == "with" and
+                            lock.holds(line) for line in unit.yield_lines) or
+                            inner_site.use == "with" and
                             inner_site.call is not None and inner_site.call in unit.returns)
                         if site.use != "decorator" and not entered and \
                                 lock.release not in HELD_ON_RETURN:
@@ -1114,7 +1125,7 @@ class Semantics:
         kind, _, rest = func.partition(":")
         if isinstance(callee, Call) and kind == "function":
             rel, name = rest.split(":", 1)
-            unit = self.facts(rel).units[name]
+            unit = self.units_of(rel)[name]
             if use == "call" and unit.is_contextmanager:
                 return []  # calling a context manager function only makes the manager
             bound = self.bind(unit, callee, at) + env
@@ -1130,14 +1141,14 @@ class Semantics:
                 _, rel, cls = receiver.split(":", 2)
                 found = self.class_method(rel, cls, method)
                 if found is not None:
-                    unit = self.facts(found[0]).units[found[1]]
+                    unit = self.units_of(found[0])[found[1]]
                     return [(found[0], found[1], self.bind(unit, callee, at) + env)]
             return []
         if kind in ("class", "instance"):
             rel, cls = rest.split(":", 1)
             init = self.class_method(rel, cls, "__init__")
             if isinstance(callee, Call) and init is not None:
-                init_unit = self.facts(init[0]).units[init[1]]
+                init_unit = self.units_of(init[0])[init[1]]
                 env = self.bind(init_unit, callee, at) + env
             methods = {"acquire": ("acquire", "__enter__"), "call": ("__init__",)}.get(
                 use, ("__enter__", "__aenter__"))
@@ -1170,12 +1181,12 @@ class Semantics:
         a factory's decorator to its wrapper, and a helper handing back a project
         decorator factory's result (``return cache_lock(name)``)."""
         for _ in range(4):
-            facts = self.facts(rel)
-            unit = facts.units.get(decorator) if facts is not None else None
+            units = self.units_of(rel)
+            unit = units.get(decorator)
             if unit is None:
                 break
             nested = [name for r in unit.returns for name in _locals_in(r)
-                      if f"{decorator}.{name}" in facts.units]
+                      if f"{decorator}.{name}" in units]
             if not nested:
                 handed = [(r, self.kind(r.func, Where(rel, decorator, env)))
                           for r in unit.returns if isinstance(r, Call)]
@@ -1184,10 +1195,10 @@ class Semantics:
                     break
                 here = Where(rel, decorator, env)
                 rel, decorator = factory[1][len("function:"):].split(":", 1)
-                env = self.bind(self.facts(rel).units[decorator], factory[0], here)
+                env = self.bind(self.units_of(rel)[decorator], factory[0], here)
                 continue
             inner = f"{decorator}.{nested[0]}"
-            inner_unit = facts.units[inner]
+            inner_unit = units[inner]
             if inner_unit.params and unit.params and unit.params[0] in inner_unit.called_names:
                 return [(rel, inner, env)]  # calls the decorated function: the wrapper
             decorator = inner  # a factory's decorator: its own wrapper is next
@@ -1294,11 +1305,12 @@ class Semantics:
                 return "redis.Redis.lock", apis.REDIS_CLIENT_LOCK, value, where
             if method[1] == "lock" and receiver == "django-cache":
                 return "cache.lock", apis.CACHE_LOCK, value, where
-            if method[1] == "lock_task" and receiver.startswith("huey:"):  # Huey's
-                return "huey.lock_task", apis.huey_lock(receiver[len("huey:"):]), value, where
+            if method[1] == "lock_task" and receiver in apis.HUEY_LOCK_SCOPES:  # Huey's
+                return "huey.lock_task", apis.huey_lock(apis.HUEY_LOCK_SCOPES[receiver]), \
+                    value, where
         if func.startswith("function:"):
             rel, name = func[len("function:"):].split(":", 1)
-            unit = self.facts(rel).units[name]
+            unit = self.units_of(rel)[name]
             inner = Where(rel, name, self.bind(unit, value, where))
             for returned in unit.returns:
                 found = self.lock_object(returned, inner, depth + 1)
@@ -1313,7 +1325,7 @@ class Semantics:
         _, rel, cls = func.split(":", 2)
         base = None
         for crel, ccls in self.class_mro(rel, cls):
-            for value in self.facts(crel).classes[ccls].bases:
+            for value in self.classes_of(crel)[ccls].bases:
                 kind = self.kind(value, Where(crel))
                 if kind.startswith("lib:") and kind[4:] in apis.LOCK_CONSTRUCTORS:
                     base = kind[4:]
@@ -1322,8 +1334,8 @@ class Semantics:
         if base is None:
             return None
         init = self.class_method(rel, cls, "__init__")
-        unit = self.facts(init[0]).units[init[1]] if init is not None else None
-        if unit is None or not isinstance(unit.super_init, Call):
+        unit = self.units_of(init[0])[init[1]] if init is not None else None
+        if init is None or unit is None or not isinstance(unit.super_init, Call):
             return base, apis.LOCK_CONSTRUCTORS[base], ctor, where
         inner = Where(init[0], init[1], self.bind(unit, ctor, where))
         given = Call(ctor.func, unit.super_init.args, unit.super_init.star, ctor.span)
@@ -1340,7 +1352,7 @@ class Semantics:
             func = self.kind(value.func, where)
             if func.startswith("function:"):
                 rel, name = func[len("function:"):].split(":", 1)
-                unit = self.facts(rel).units[name]
+                unit = self.units_of(rel)[name]
                 inner = Where(rel, name, self.bind(unit, value, where))
                 return next((p for p in (self.partial(r, inner, depth + 1)
                                          for r in unit.returns) if p is not None), None)
@@ -1392,7 +1404,7 @@ class Semantics:
         """The value of an attribute that tells most: not None, when one is."""
         found = self.class_attrs(rel, cls, name, env)
         useful = [f for f in found if f[0] != Const(None)]
-        return (useful or found or [None])[0]
+        return (useful or found)[0] if found else None
 
     def class_method(self, rel: str, cls: str, name: str) -> tuple[str, str] | None:
         for crel, ccls in self.class_mro(rel, cls):

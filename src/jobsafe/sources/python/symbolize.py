@@ -129,18 +129,17 @@ class Symbolizer:
     def value(self, node: cst.BaseExpression | None, unit: Unit | None) -> Value:
         if node is None:
             return UNKNOWN
-        kind = type(node)
-        if kind in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString):
+        if type(node) in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString):
             literal = self.constant(node)
             return Const(literal) if literal is not None else UNKNOWN
-        if kind is cst.Name:
+        if type(node) is cst.Name:
             return self.name(node.value, unit)
-        if kind is cst.Attribute:
+        if type(node) is cst.Attribute:
             base = self.value(node.value, unit)
             if isinstance(base, Imported):
                 return Imported(f"{base.dotted}.{node.attr.value}")
             return Attr(base, node.attr.value)
-        if kind is cst.Call:
+        if type(node) is cst.Call:
             args = []
             star = False
             position = 0
@@ -155,10 +154,10 @@ class Symbolizer:
                     position += 1
             return Call(self.value(node.func, unit), tuple(args), star,
                         self.span_of(node) if self.span_of is not None else None)
-        if kind is cst.Subscript and len(node.slice) == 1 and \
+        if type(node) is cst.Subscript and len(node.slice) == 1 and \
                 isinstance(node.slice[0].slice, cst.Index):
             return Item(self.value(node.value, unit), self.value(node.slice[0].slice.value, unit))
-        if kind is cst.BinaryOperation:
+        if type(node) is cst.BinaryOperation:
             literal = self.constant(node)
             if literal is not None:
                 return Const(literal)
@@ -166,14 +165,14 @@ class Symbolizer:
             if op is None:
                 return UNKNOWN
             return BinOp(op, self.value(node.left, unit), self.value(node.right, unit))
-        if kind is cst.UnaryOperation:
+        if type(node) is cst.UnaryOperation:
             literal = self.constant(node)
             return Const(literal) if literal is not None else UNKNOWN
-        if kind is cst.IfExp:  # Guard(...) if enabled else nullcontext()
+        if type(node) is cst.IfExp:  # Guard(...) if enabled else nullcontext()
             return Either((self.value(node.body, unit), self.value(node.orelse, unit)))
-        if kind is cst.BooleanOperation and isinstance(node.operator, cst.Or):  # given or default
+        if type(node) is cst.BooleanOperation and isinstance(node.operator, cst.Or):  # given or default
             return Either((self.value(node.left, unit), self.value(node.right, unit)))
-        if kind is cst.FormattedString:
+        if type(node) is cst.FormattedString:
             return self._formatted(node, unit)
         return UNKNOWN
 
@@ -183,7 +182,8 @@ class Symbolizer:
         for part in node.parts:
             if isinstance(part, cst.FormattedStringText):
                 parts.append(Const(part.value))
-            elif part.conversion is None and part.format_spec is None:
+            elif isinstance(part, cst.FormattedStringExpression) and \
+                    part.conversion is None and part.format_spec is None:
                 parts.append(Call(Imported("builtins.str"),
                                   (("#0", self.value(part.expression, unit)),)))
             else:
@@ -191,8 +191,8 @@ class Symbolizer:
         if not parts:
             return Const("")
         joined = parts[0]
-        for part in parts[1:]:
-            joined = BinOp("+", joined, part)
+        for piece in parts[1:]:
+            joined = BinOp("+", joined, piece)
         return joined
 
     def name(self, name: str, unit: Unit | None) -> Value:

@@ -200,7 +200,7 @@ class LockSymbols:
     guess: bool = False
     #: a session lock's connection checked out of this (an engine? a pool?) at ``pool_span``
     pool: Value | None = None
-    pool_span: object | None = None
+    pool_span: Span | None = None
     pool_guess: bool = False
     #: a keyword argument whose value decides whether the call locks at all
     #: (``r.set(key, 1, nx=nx)`` in a helper): true where it is given, or no lock
