@@ -197,7 +197,9 @@ def test_diff_and_fix(write_tree, monkeypatch):
     assert "\\ No newline at end of file" in safe.output
     diff = invoke("check", "--diff", "--unsafe-fixes")
     assert diff.exit_code == 1
-    assert "-*/5 * * * * flock /tmp/a.lock /srv/bin/x\n+*/5 * * * * flock -n /tmp/a.lock" in diff.output
+    # JOB102 adds -n, JOB104 a time limit of one interval
+    assert "-*/5 * * * * flock /tmp/a.lock /srv/bin/x\n" \
+           "+*/5 * * * * timeout 5m flock -n /tmp/a.lock" in diff.output
     assert (root / "crontab").read_text().endswith("/usr/local/bin/w")  # --diff writes nothing
     doc = json.loads(invoke("check", "--format", "json", "--select", "JOB102").output)
     fixes = [f["fix"] for f in doc["findings"]]
@@ -205,14 +207,15 @@ def test_diff_and_fix(write_tree, monkeypatch):
     assert fixes[1] is None  # inside a quoted sh -c string: positions are not exact
     text = invoke("check")
     assert "JOB102 [*]" not in text.output and "JOB110 [*]" in text.output
-    assert "[*] 1 fixable with the `--fix` option (1 hidden fix can be enabled with the " \
+    assert "[*] 1 fixable with the `--fix` option (2 hidden fixes can be enabled with the " \
            "`--unsafe-fixes` option)" in text.output
     invoke("check", "--fix")
     assert (root / "crontab").read_text() == ("*/5 * * * * flock /tmp/a.lock /srv/bin/x\n"
                                                "*/5 * * * * sh -c 'flock /tmp/b /srv/bin/y'\n"
                                                "0 1 * * * /usr/local/bin/w\n")
     invoke("check", "--fix", "--unsafe-fixes")
-    assert (root / "crontab").read_text() == ("*/5 * * * * flock -n /tmp/a.lock /srv/bin/x\n"
+    assert (root / "crontab").read_text() == ("*/5 * * * * timeout 5m flock -n /tmp/a.lock "
+                                               "/srv/bin/x\n"
                                                "*/5 * * * * sh -c 'flock /tmp/b /srv/bin/y'\n"
                                                "0 1 * * * /usr/local/bin/w\n")
     again = invoke("check", "--diff", "--unsafe-fixes")

@@ -331,6 +331,15 @@ class BeatProcess:
 
 
 @dataclass(frozen=True)
+class KeySlot:
+    """Where a fix can add a key to a YAML block mapping: the start of a line, and the
+    mapping's indentation."""
+
+    at: Span
+    indent: int
+
+
+@dataclass(frozen=True)
 class K8sFacts:
     """The Kubernetes CronJob behind a k8s job."""
 
@@ -338,6 +347,11 @@ class K8sFacts:
     concurrency_policy: str | None  # None: not set (Kubernetes' default is Allow)
     policy_span: Span | None = None
     active_deadline_seconds: float | None = None
+    #: for fixes: the concurrencyPolicy value as written; where a key goes in the CronJob's
+    #: spec and in its Job spec (block mappings only)
+    policy_value: Span | None = None
+    spec_slot: KeySlot | None = None
+    job_spec_slot: KeySlot | None = None
 
 
 @dataclass(frozen=True)
@@ -348,6 +362,8 @@ class WorkflowFacts:
     concurrency: bool  # a concurrency group at workflow or job level
     state_change: Span | None  # the first step that changes external state
     state_what: str = ""
+    #: for fixes: a top-level key goes above ``jobs:`` (a block mapping's key)
+    jobs_slot: KeySlot | None = None
 
 
 @dataclass(frozen=True)
@@ -376,6 +392,8 @@ class Job:
     never_runs: str | None = None
     #: how the job was found: LOW for a crontab recognised by its content alone
     confidence: Confidence = Confidence.HIGH
+    #: for fixes: the command of a crontab line, as written
+    command_at: Span | None = None
 
     @property
     def runs_project_code(self) -> bool:

@@ -127,7 +127,7 @@ class CronAssembly(Step):
             unterminated = last is not None and entry.span.line == last.line
             self._add_cron_job(f.display, entry, os.path.dirname(f.rel), ignored or (
                 "cron does not run the last entry of a file without a final newline"
-                if unterminated else None), src.confidence)
+                if unterminated else None), src.confidence, in_crontab=True)
         for i, (name, where) in enumerate(names):
             self.project.cron_files.append(CronFile(
                 where, name, last if i == 0 else None, bool(result.entries), result.end_of_file,
@@ -135,10 +135,15 @@ class CronAssembly(Step):
                 confidence=src.confidence))
 
     def _add_cron_job(self, path: str, entry, base: str, never_runs: str | None = None,
-                      confidence: Confidence = Confidence.HIGH) -> None:
+                      confidence: Confidence = Confidence.HIGH, in_crontab: bool = False) -> None:
+        """A job of a crontab entry (``in_crontab``: a line of a crontab file, which fixes
+        may edit, not one a Dockerfile writes)."""
         job = build_job(f"cron:{path}:{entry.span.line}", "cron", entry.span, entry.schedule,
                         [(entry.command, entry.locator)], self.tree, base, entry.user, entry.env,
                         never_runs=never_runs)
-        self.project.jobs.append(replace(job, confidence=confidence))
+        locate = entry.locator
+        command_at = Span(path, locate.line, locate.columns[0], locate.line,
+                          locate.columns[-1] + 1) if in_crontab and locate.columns else None
+        self.project.jobs.append(replace(job, confidence=confidence, command_at=command_at))
 
 

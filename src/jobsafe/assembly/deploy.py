@@ -140,7 +140,7 @@ class ManifestAssembly(Step):
                 id=f"gha:{span.path}:{span.line}", source="gha", span=span, schedule=schedule,
                 command=workflow.name, workflow=WorkflowFacts(
                     workflow.name, workflow.concurrency, workflow.state_change,
-                    workflow.state_what)))
+                    workflow.state_what, workflow.jobs_slot)))
 
     def _ansible(self) -> None:
         groups: dict[str, tuple[int, Span]] = {}

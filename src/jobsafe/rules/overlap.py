@@ -4,12 +4,14 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from ..model import Job, Message, Related, Severity, TextEdit, message, prose
+from ..model import Job, Message, Related, Severity, Span, TextEdit, message, prose
 from ..schedule import coincide, dst_shifted_minutes, firings_of
 from ..timespec import format_duration
 from . import Rule
 from .locks import WAITING_KINDS
 from .common import in_test_code
+from .remedies import (coreutils_duration, delete_line, systemd_duration, wrap_crontab_command,
+                       yaml_keys)
 
 #: folder names that mark environment variants of the same deployment
 ENV_FOLDERS = {"dev", "develop", "development", "test", "testing", "qa", "uat", "stage",
@@ -42,14 +44,36 @@ def scheduled_here(job: Job) -> Related:
     return Related(job.span, "scheduled here")
 
 
+def _lock_names(project) -> dict[str, set[str]]:
+    """The lock files each crontab's jobs already use, by file: a new one must differ."""
+    names: dict[str, set[str]] = {}
+    for job in project.jobs:
+        for guard in job.guards:
+            if guard.path:
+                names.setdefault(job.span.path, set()).add(guard.path)
+    return names
+
+
+def _job_name(job: Job) -> str:
+    """A lock-file name for a job: its entry point's name (``charge`` for bin/charge.py)."""
+    target = next((t for t in job.targets if t.project_code), None) or \
+        next(iter(job.targets), None)
+    path = target.entry.path if target is not None and target.entry is not None else (
+        target.argv[0] if target is not None and target.argv else job.command.split()[0])
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", stem).strip("-") or "job"
+
+
 class UnguardedJob(Rule):
     id = "JOB101"
     name = "unguarded-job"
     severity = Severity.WARNING
     summary = "A recurring cron job runs project code with no overlap guard and no lock."
     sources = ("cron",)
+    fix = "unsafe"  # a run that finds the previous one still going is skipped, a hung one ends
 
     def check(self, project):
+        taken = _lock_names(project)
         for job in project.runnable_jobs:
             if job.source != "cron" or not job.schedule.recurring or guarded(job):
                 continue
@@ -63,7 +87,27 @@ class UnguardedJob(Rule):
                 message("`{schedule}` job {work} has no overlap guard: a run longer than "
                         "{every} starts a second copy beside it",
                         schedule=job.schedule.text, work=work_text(job), every=every),
-                (job,), job.id)
+                (job,), job.id, edits=self._guard(job, taken.setdefault(job.span.path, set())),
+                fix_message="run it under `flock -n` (skip while the last run holds the lock) "
+                            "and `timeout` (end a run after one interval)")
+
+    @staticmethod
+    def _guard(job: Job, taken: set[str]) -> tuple[TextEdit, ...]:
+        """``flock -n /var/lock/<job>.lock timeout <interval>`` in front of the command; none
+        for a job that runs on several hosts (a host's lock keeps nothing apart there)."""
+        interval = job.schedule.min_interval_seconds
+        if job.command_at is None or not interval or (job.replicas and job.replicas.count > 1):
+            return ()
+        name, n = _job_name(job), 1
+        while f"/var/lock/{name}{'' if n == 1 else f'-{n}'}.lock" in taken:
+            n += 1
+        path = f"/var/lock/{name}{'' if n == 1 else f'-{n}'}.lock"
+        bound = "" if job.runtime_bound_seconds is not None else \
+            f" timeout {coreutils_duration(interval)}"  # (a job's own timeout stays)
+        edits = wrap_crontab_command(job.command, job.command_at, f"flock -n {path}{bound}")
+        if edits:
+            taken.add(path)
+        return edits
 
 
 class BlockingLockWait(Rule):
@@ -149,11 +193,13 @@ class NoRuntimeBound(Rule):
     severity = Severity.WARNING
     summary = "A guarded job has no bound on its run time: one hung run blocks every later run."
     sources = ("cron", "systemd", "k8s")
+    fix = "unsafe"  # a run longer than the interval is ended
 
     def check(self, project):
         for job in project.runnable_jobs:
             if not job.schedule.recurring or job.runtime_bound_seconds is not None:
                 continue
+            interval = job.schedule.min_interval_seconds
             if job.source == "cron" and guarded(job):
                 # only a guard that a hung run holds for ever; a TTL lock expires (JOB207)
                 held = [lock for lock in job.guard_locks
@@ -166,7 +212,11 @@ class NoRuntimeBound(Rule):
                     message("`{schedule}` job is guarded by {kind} but has no time limit: one "
                             "hung run holds the lock and every later run is skipped, silently",
                             schedule=job.schedule.text, kind=forever[0]),
-                    (job, *held[:0 if job.guards else 1]), job.id)
+                    (job, *held[:0 if job.guards else 1]), job.id,
+                    edits=wrap_crontab_command(job.command, job.command_at,
+                                               f"timeout {coreutils_duration(interval)}")
+                    if job.command_at is not None and interval else (),
+                    fix_message="end a run after one interval with `timeout`")
             elif job.source == "k8s" and job.k8s is not None:
                 if job.k8s.concurrency_policy != "Forbid":
                     continue  # without Forbid a hung Job does not block the next (JOB105 instead)
@@ -176,20 +226,35 @@ class NoRuntimeBound(Rule):
                             "activeDeadlineSeconds: one hung Job blocks every later run, "
                             "silently", name=job.k8s.name),
                     (job,), job.id, [Related(job.k8s.policy_span, "concurrencyPolicy: Forbid")]
-                    if job.k8s.policy_span else [])
+                    if job.k8s.policy_span else [], edits=_deadline(job),
+                    fix_message="end a Job after one interval with activeDeadlineSeconds")
             elif job.source == "systemd" and job.unit is not None:
+                key = "TimeoutStartSec" if job.unit.type == "oneshot" else "RuntimeMaxSec"
                 if job.unit.type == "oneshot":
                     missing = prose("Type=oneshot has no start timeout by default: set "
                                     "TimeoutStartSec=")
                 else:
                     missing = message("Type={type} runs unbounded: set RuntimeMaxSec=",
                                       type=job.unit.type)
+                # the job's span is its ExecStart= line: the setting goes right above it
+                at = Span(job.span.path, job.span.line, 1, job.span.line, 1)
                 yield self.finding(
                     job.span,
                     message("timer-started service has no time limit ({missing}): one hung run "
                             "keeps the unit active and the timer never starts it again",
                             missing=missing),
-                    (job,), job.id, [Related(job.unit.timer, "timer")])
+                    (job,), job.id, [Related(job.unit.timer, "timer")],
+                    edits=(TextEdit(at, f"{key}={systemd_duration(interval)}\n"),)
+                    if interval else (),
+                    fix_message=f"end a run after one interval with {key}=")
+
+
+def _deadline(job: Job) -> tuple[TextEdit, ...]:
+    """``activeDeadlineSeconds: <interval>`` in the CronJob's Job spec."""
+    interval = job.schedule.min_interval_seconds
+    slot = job.k8s.job_spec_slot if job.k8s is not None else None
+    return (yaml_keys(slot, [f"activeDeadlineSeconds: {interval}"]),) if slot and interval \
+        else ()
 
 
 class CronJobAllowsOverlap(Rule):
@@ -198,6 +263,7 @@ class CronJobAllowsOverlap(Rule):
     severity = Severity.WARNING
     summary = "A Kubernetes CronJob that allows concurrent runs, with no cluster lock in its code."
     sources = ("k8s",)
+    fix = "unsafe"  # a Job that runs past the next firing makes the next one wait or skip
 
     def check(self, project):
         for job in project.runnable_jobs:
@@ -217,7 +283,26 @@ class CronJobAllowsOverlap(Rule):
                         "a second one started beside it", name=job.k8s.name,
                         schedule=job.schedule.text, how=how, longer=longer),
                 (job,), job.id, [Related(job.k8s.policy_span, "concurrencyPolicy")]
-                if job.k8s.policy_span else [])
+                if job.k8s.policy_span else [], edits=self._forbid(job),
+                fix_message="forbid concurrent Jobs, and end a Job after one interval")
+
+    @staticmethod
+    def _forbid(job: Job) -> tuple[TextEdit, ...]:
+        """``concurrencyPolicy: Forbid``, with ``activeDeadlineSeconds`` unless set: Forbid
+        alone would let one hung Job block every later run (JOB104)."""
+        k8s = job.k8s
+        if k8s is None:
+            return ()
+        if k8s.policy_value is not None:
+            policy = TextEdit(k8s.policy_value, "Forbid")
+        elif k8s.spec_slot is not None:
+            policy = yaml_keys(k8s.spec_slot, ["concurrencyPolicy: Forbid"])
+        else:
+            return ()
+        if k8s.active_deadline_seconds is not None:
+            return (policy,)
+        deadline = _deadline(job)
+        return (policy, *deadline) if deadline else ()
 
 
 class WorkflowScheduleOverlap(Rule):
@@ -226,6 +311,7 @@ class WorkflowScheduleOverlap(Rule):
     severity = Severity.WARNING
     summary = "A scheduled GitHub Actions workflow that changes external state, with no concurrency."
     sources = ("gha",)
+    fix = "safe"  # runs queue instead of overlapping; no run is cancelled
 
     def check(self, project):
         for job in project.runnable_jobs:
@@ -238,7 +324,13 @@ class WorkflowScheduleOverlap(Rule):
                         "and changes external state ({what}): a slow or queued run overlaps "
                         "the next one", name=repr(wf.name), schedule=job.schedule.text,
                         what=prose(wf.state_what)),
-                (job,), job.id, [Related(wf.state_change, "changes external state")])
+                (job,), job.id, [Related(wf.state_change, "changes external state")],
+                edits=(yaml_keys(wf.jobs_slot, ["concurrency:",
+                                                "  group: ${{ github.workflow }}",
+                                                "  cancel-in-progress: false"]),)
+                if wf.jobs_slot is not None else (),
+                fix_message="one run of the workflow at a time: a concurrency group named "
+                            "after it, queued runs kept")
 
 
 class SchedulerPerWorker(Rule):
@@ -281,6 +373,7 @@ class TimerRunsOnce(Rule):
     severity = Severity.ERROR
     summary = "A timer-started service with RemainAfterExit=yes runs only once."
     sources = ("systemd",)
+    fix = "safe"  # the timer starts the service again, as it was meant to
 
     def check(self, project):
         for job in project.runnable_jobs:
@@ -292,7 +385,9 @@ class TimerRunsOnce(Rule):
                         "the timer never starts it again: `{schedule}` fires into an active "
                         "unit", schedule=job.schedule.text),
                 (job,), job.id, [Related(job.unit.remain_after_exit, "RemainAfterExit=yes"),
-                         Related(job.unit.timer, "timer")])
+                         Related(job.unit.timer, "timer")],
+                edits=(delete_line(job.unit.remain_after_exit),),
+                fix_message="remove RemainAfterExit=yes")
 
 
 def _env_variants(a: Job, b: Job) -> bool:

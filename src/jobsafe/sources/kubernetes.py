@@ -78,10 +78,15 @@ def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
         parallel = doc.get("spec", "jobTemplate", "spec", "parallelism")
         pods = _integer(parallel)
         name = doc.text("metadata", "name") or "cronjob"
+        spec, job_spec = doc.get("spec"), doc.get("spec", "jobTemplate", "spec")
         facts = K8sFacts(
             name=name, concurrency_policy=str(policy.value) if policy is not None else None,
             policy_span=Span(path, policy.key_line or policy.line) if policy is not None else None,
-            active_deadline_seconds=_number(deadline))
+            active_deadline_seconds=_number(deadline),
+            policy_value=policy.value_span(path) if policy is not None and
+            isinstance(policy.value, str) else None,
+            spec_slot=spec.key_slot(path) if spec is not None else None,
+            job_spec_slot=job_spec.key_slot(path) if job_spec is not None else None)
         found.append(CronJobSpec(
             name=name, schedule=str(schedule.value), timezone=doc.text("spec", "timeZone"),
             schedule_span=Span(path, schedule.key_line or schedule.line, 1,

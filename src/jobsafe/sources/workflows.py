@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..model import Span
+from ..model import KeySlot, Span
 from .yamlfile import YNode
 
 #: commands and actions that change something outside the runner
@@ -28,6 +28,7 @@ class ScheduledWorkflow:
     concurrency: bool
     state_change: Span | None  # the first step that changes external state
     state_what: str
+    jobs_slot: KeySlot | None = None  # above the top-level ``jobs:`` key
 
 
 def is_workflow(rel: str) -> bool:
@@ -58,4 +59,7 @@ def scheduled_workflow(path: str, doc: YNode) -> ScheduledWorkflow | None:
                 state, what = Span(path, step.line), stateful.group(0).strip()
             elif state is None and uses and _STATEFUL_ACTION.search(uses):
                 state, what = Span(path, step.line), uses
-    return ScheduledWorkflow(doc.text("name") or path, crons, concurrency, state, what)
+    jobs_slot = KeySlot(Span(path, jobs.key_line, 1, jobs.key_line, 1), doc.column - 1) \
+        if jobs is not None and jobs.key_line and not doc.flow else None
+    return ScheduledWorkflow(doc.text("name") or path, crons, concurrency, state, what,
+                             jobs_slot)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import yaml
 
+from ..model import KeySlot, Span
+
 MAX_NODES = 200_000
 #: manifests are small; a larger YAML file is data, and composing it costs about a second
 #: per MiB even with libyaml
@@ -44,6 +46,21 @@ class YNode:
     end_line: int
     key_line: int = 0  # for mapping values: the line of the key
     tag: str = ""
+    end_column: int = 0
+    #: a flow collection (``{a: 1}``, ``[1, 2]``), not a block one
+    flow: bool = False
+
+    def key_slot(self, path: str) -> KeySlot | None:
+        """Where a key can be added to this block mapping: on the line right after its own
+        key (``spec:``), above the comments that belong to its first key; None for anything
+        but a block mapping that starts on a later line than its key."""
+        if not isinstance(self.value, dict) or self.flow or not self.value or \
+                not self.key_line or self.line <= self.key_line:
+            return None
+        return KeySlot(Span(path, self.key_line + 1, 1, self.key_line + 1, 1), self.column - 1)
+
+    def value_span(self, path: str) -> Span:
+        return Span(path, self.line, self.column, self.end_line, self.end_column)
 
     def get(self, *path, default=None) -> "YNode | None":
         node = self
@@ -123,16 +140,19 @@ def _convert(node, budget: list[int], expanding: set[int]) -> YNode:
             converted.key_line = key.start_mark.line + 1
             value.setdefault(str(key.value), converted)  # duplicate keys: the first wins
         expanding.discard(id(node))
-        return YNode(value, start.line + 1, start.column + 1, end.line + 1, tag=node.tag)
+        return YNode(value, start.line + 1, start.column + 1, end.line + 1, tag=node.tag,
+                     end_column=end.column + 1, flow=bool(node.flow_style))
     if isinstance(node, yaml.SequenceNode):
         if id(node) in expanding:
             raise YamlError("recursive YAML alias", start.line + 1)
         expanding.add(id(node))
         items = [_convert(child, budget, expanding) for child in node.value]
         expanding.discard(id(node))
-        return YNode(items, start.line + 1, start.column + 1, end.line + 1, tag=node.tag)
+        return YNode(items, start.line + 1, start.column + 1, end.line + 1, tag=node.tag,
+                     end_column=end.column + 1, flow=bool(node.flow_style))
     scalar: str | None = node.value
     if node.tag.endswith(":null") or (node.style is None and scalar in ("", "~", "null", "Null",
                                                                         "NULL")):
         scalar = None
-    return YNode(scalar, start.line + 1, start.column + 1, end.line + 1, tag=node.tag)
+    return YNode(scalar, start.line + 1, start.column + 1, end.line + 1, tag=node.tag,
+                 end_column=end.column + 1)
