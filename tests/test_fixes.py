@@ -7,12 +7,11 @@ from collections import Counter
 
 import pytest
 from click.testing import CliRunner
+from conftest import FIXTURE_CASES, FIXTURES, run_analysis
 
 from jobsafe.cli import main
 from jobsafe.fix import fixed_texts
 from jobsafe.rules import all_rules
-
-from conftest import FIXTURE_CASES, FIXTURES, run_analysis
 
 
 def _counts(findings) -> Counter:

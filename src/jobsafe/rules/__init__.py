@@ -9,8 +9,19 @@ from collections.abc import Iterable
 from typing import ClassVar, Iterator
 
 from ..config import ConfigError, Settings
-from ..model import (Applicability, Confidence, Finding, Fix, Message, Project, Related,
-                     Severity, SourceFamily, Span, TextEdit)
+from ..model import (
+    Applicability,
+    Confidence,
+    Finding,
+    Fix,
+    Message,
+    Project,
+    Related,
+    Severity,
+    SourceFamily,
+    Span,
+    TextEdit,
+)
 
 
 class Rule:

@@ -8,10 +8,15 @@ from ..model import Job, Message, Related, Severity, Span, TextEdit, message, pr
 from ..schedule import coincide, dst_shifted_minutes, firings_of
 from ..timespec import format_duration
 from . import Rule
-from .locks import WAITING_KINDS
 from .common import in_test_code
-from .remedies import (coreutils_duration, delete_line, systemd_duration, wrap_crontab_command,
-                       yaml_keys)
+from .locks import WAITING_KINDS
+from .remedies import (
+    coreutils_duration,
+    delete_line,
+    systemd_duration,
+    wrap_crontab_command,
+    yaml_keys,
+)
 
 #: folder names that mark environment variants of the same deployment
 ENV_FOLDERS = {"dev", "develop", "development", "test", "testing", "qa", "uat", "stage",
