@@ -165,6 +165,20 @@ class Guard:
 
 
 @dataclass(frozen=True)
+class TtlSlot:
+    """For fixes: where a lock call's time-to-live is written, or where it would go."""
+
+    keyword: str  # the keyword the call takes it as (timeout, ex, expire, ttl)
+    unit: float  # seconds per unit of that keyword (ex: 1, px: 0.001)
+    value: Span | None  # the argument as written, when it is
+    after_arguments: Span  # an empty span after the last argument (or inside the empty parens)
+    first: bool  # no argument yet: no comma before a new one
+    #: the end of the call's last line, where a comment can go (None: it cannot, after a
+    #: line continuation or a string)
+    line_end: Span | None
+
+
+@dataclass(frozen=True)
 class Lock:
     """A lock taken in a job's entry code (shell script or Python)."""
 
@@ -198,6 +212,8 @@ class Lock:
     #: the abstraction takes it (that lock is this one, not a second)
     taken_from: Span | None = None
     confidence: Confidence = Confidence.HIGH
+    #: for fixes: where the call that sets the TTL takes it
+    ttl_slot: TtlSlot | None = None
 
     def holds(self, line: int) -> bool:
         """Whether the lock is held at ``line`` (within the lines it protects)."""

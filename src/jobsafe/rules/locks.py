@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import math
 
-from ..model import Lock, Message, Related, Severity, message, prose
+from ..model import Job, Lock, Message, Related, Severity, TextEdit, message, prose
 from ..timespec import format_duration
 from . import Rule
 from .common import FactRule, facts_with_jobs, job_id, locks_with_jobs, related_job
+from .remedies import ttl_edits
 
 #: locks whose mere existence means "locked": a crash leaves them behind
 FILE_LOCKS = ("lock-file", "lock-dir", "pid-file", "soft-filelock", "lockfile")
@@ -19,6 +20,22 @@ WAITING_KINDS = ("flock", "lockf", "filelock", "fasteners", "lockfile", "pid-fil
 def lock_name(lock: Lock) -> str:
     what = lock.path or lock.key
     return f"{lock.kind} lock {what}" if what else f"{lock.kind} lock"
+
+
+def interval_ttl(lock: Lock, job: Job | None, limit: float,
+                 was: float | None = None) -> tuple[TextEdit, ...]:
+    """Edits giving a lock taken right here (not through a project abstraction, whose
+    other uses would change too) a TTL of one interval of its job: a crashed run's lock
+    is gone by the next firing. None when that would be too short for the job's own time
+    limit, or at least ``lock-expiry-max``."""
+    interval = job.schedule.min_interval_seconds if job is not None else None
+    bound = job.runtime_bound_seconds if job is not None else None
+    if lock.ttl_slot is None or lock.taken_from is not None or not interval or \
+            interval >= limit or (bound is not None and bound > interval):
+        return ()
+    why = f"TTL: one {format_duration(interval)} interval of the job" + (
+        f" (was {format_duration(was)})" if was else "")
+    return ttl_edits(lock.ttl_slot, interval, why)
 
 
 def held_for(lock: Lock) -> Message:
@@ -119,6 +136,7 @@ class LockExpiryTooLong(Rule):
     severity = Severity.WARNING
     summary = "An expiring lock whose TTL is longer than a day, or than the job's interval."
     sources = ("python",)
+    fix = "unsafe"  # a run longer than one interval loses the lock
 
     def check(self, project):
         limit = self.settings.lock_expiry_max
@@ -141,7 +159,8 @@ class LockExpiryTooLong(Rule):
                                "blocks the job that long", lock=lock_name(lock),
                                ttl=format_duration(ttl), limit=format_duration(limit))
             yield self.finding(lock.ttl_span or lock.span, text, (lock, job), job_id(job),
-                               related_job(job))
+                               related_job(job), edits=interval_ttl(lock, job, limit, ttl),
+                               fix_message="shorten the TTL to one interval of the job")
 
 
 class LockWithoutExpiry(Rule):
@@ -150,6 +169,7 @@ class LockWithoutExpiry(Rule):
     severity = Severity.ERROR
     summary = "A Redis or cache lock with no time-to-live: one crash holds it forever."
     sources = ("python",)
+    fix = "unsafe"  # a run longer than one interval loses the lock
 
     def check(self, project):
         for lock, job in locks_with_jobs(project):
@@ -168,7 +188,10 @@ class LockWithoutExpiry(Rule):
                 message("{lock} has no expiry: a crash or kill while it is held blocks every "
                         "later run forever; {remedy} a little above the job's longest run",
                         lock=lock_name(lock), remedy=remedy),
-                (lock, job), job_id(job), related_job(job))
+                (lock, job), job_id(job), related_job(job),
+                edits=interval_ttl(lock, job, self.settings.lock_expiry_max)
+                if lock.stale_handling == "ttl" else (),
+                fix_message="give the lock a TTL of one interval of the job")
 
 
 class LockExpiresMidRun(Rule):

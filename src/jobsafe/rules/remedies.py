@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..model import KeySlot, Span, TextEdit
+from ..model import KeySlot, Span, TextEdit, TtlSlot
 
 #: a command the shell runs as one program with its arguments (and output redirections):
 #: a prefix in front of its first word wraps all of it
@@ -65,3 +65,18 @@ def yaml_keys(slot: KeySlot, lines: list[str]) -> TextEdit:
 def delete_line(span: Span) -> TextEdit:
     """Remove the line of ``span``, with its line break."""
     return TextEdit(Span(span.path, span.line, 1, span.line + 1, 1), "")
+
+
+def ttl_edits(slot: TtlSlot, seconds: float, why: str) -> tuple[TextEdit, ...]:
+    """Set the lock call's TTL to ``seconds``: replace the argument where it is written,
+    else add it after the last argument; ``why`` goes into a comment at the line's end."""
+    amount = seconds / slot.unit
+    text = str(int(amount)) if float(amount).is_integer() else f"{amount:g}"
+    if slot.value is not None:
+        edit = TextEdit(slot.value, text)
+    else:
+        edit = TextEdit(slot.after_arguments,
+                        f"{'' if slot.first else ', '}{slot.keyword}={text}")
+    if slot.line_end is None:
+        return (edit,)
+    return edit, TextEdit(slot.line_end, f"  # {why}")

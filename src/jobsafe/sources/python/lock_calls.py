@@ -234,7 +234,9 @@ class LockCalls(DbLocks):
             blocking=blocking, wait_seconds=wait if blocking else None, api=api_name,
             try_lock=try_lock, result_checked=checked, release=release,
             release_span=release_span, renewed=renewed, scope_lines=scope, function=unit.name,
-            ttl_span=self.span(ctor) if ctor is not at else None, session=api.session)
+            ttl_span=self.span(ctor) if ctor is not at else None, session=api.session,
+            ttl_slot=self._ttl_slot(ctor, api.ttl_arg, api.ttl_pos, api.ttl_unit)
+            if api.stale == "ttl" else None)
         self._symbols(unit, lock, ctor, api_name, receiver=spec.receiver, needs=spec.needs,
                       guess=spec.guess)
         return lock
@@ -394,12 +396,19 @@ class LockCalls(DbLocks):
         delete = self._key_release(receiver_text, key_node, call, calls)
         release, release_span, end = self._release_kind(delete, None, unit)
         api = f"{'redis' if redis else 'cache'}.{method}"
+        if not redis:
+            slot = self._ttl_slot(call, "timeout", 2)
+        elif argument(call, "px", None) is not None:
+            slot = self._ttl_slot(call, "px", None, 0.001)
+        else:  # (a TTL a later expire() sets is not this call's to change)
+            slot = self._ttl_slot(call, "ex", None) if ttl is None or \
+                argument(call, "ex", None) is not None else None
         lock = Lock(kind="redis-key" if redis else "cache-key", scope="cluster",
                     span=self.span(call), key=key, ttl_seconds=ttl, stale_handling="ttl",
                     blocking=False, api=api, try_lock=True,
                     result_checked=self._result_checked(call), release=release,
                     release_span=release_span, scope_lines=(self.line(call), end),
-                    function=unit.name)
+                    function=unit.name, ttl_slot=slot)
         self._symbols(unit, lock, call, api, **pending)
         return lock, call, None
 

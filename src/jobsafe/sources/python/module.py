@@ -151,7 +151,9 @@ class _ModuleAnalyser(UseSites):
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
                     else [node.target]
                 for target in targets:
-                    self._bind(self.code(target), node.value)
+                    self._bind(self.code(target), node.value,
+                               self._node_unit.get(id(node)) if isinstance(target, cst.Name)
+                               else None)
             elif isinstance(node, cst.WithItem) and node.asname is not None and \
                     isinstance(node.item, cst.Call) and \
                     self.qualified(node.item.func) & {"builtins.open", "io.open"}:
@@ -166,14 +168,19 @@ class _ModuleAnalyser(UseSites):
                 if "atexit.register" in names and node.args:
                     self.atexit_release.add(self.code(node.args[0].value))
 
-    def _bind(self, target: str, call: cst.Call) -> None:
+    def _bind(self, target: str, call: cst.Call, scope: int | None) -> None:
+        """Note what ``target = call`` binds; ``scope``: the function whose local it is
+        (None: the module's, or an attribute every method sees)."""
         self.client_kinds.setdefault(target, set()).update(self.qualified(call.func))
         if self.qualified(call.func) & {"builtins.open", "os.open", "io.open"}:
             self.opened[target] = self._path_text(argument(call, "file", 0))
             return
         spec = self._constructor(call)
         if spec is not None:
-            self.bindings[target] = spec
+            if scope is None:
+                self.bindings[target] = spec
+            else:
+                self.unit_bindings.setdefault(scope, {})[target] = spec
         elif self.qualified(call.func) & apis.REDIS_CLIENT_FACTORIES:
             self.clients.add(target)
 
@@ -310,6 +317,10 @@ class _ModuleAnalyser(UseSites):
         if unit.name == MAIN and isinstance(main, cst.If):
             nodes = [n for n in nodes if n is not main.test and not contains(main.test, n)]
         local_bindings = dict(self.bindings)
+        scopes = [unit.node, *(p for p in self.parents(unit.node)
+                               if isinstance(p, cst.FunctionDef))]
+        for scope in reversed(scopes):  # a closure sees its enclosing functions' names
+            local_bindings.update(self.unit_bindings.get(id(scope), {}))
         calls = [n for n in nodes if type(n) is cst.Call]
         withs = [n for n in nodes if type(n) is cst.With]
         for call in calls:

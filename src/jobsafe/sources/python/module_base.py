@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ...model import Release, Span, StaleHandling
+from ...model import Release, Span, StaleHandling, TtlSlot
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .symbolize import Symbolizer, assigned_names, bound_names
 from .syntax import ParentMap, dotted, is_main_guard
-from .values import Evaluator
+from .values import Evaluator, argument
 
 if TYPE_CHECKING:
     from .idempotency import Origin
@@ -111,6 +111,9 @@ class ModuleBase:
         self.eval = Evaluator(self.constants, self.qualified)
         #: names bound to lock objects / redis clients, module-wide (text -> (api name, spec))
         self.bindings: dict[str, LockSpec] = {}
+        #: names a function binds to lock objects, by id(unit node): its own, not the
+        #: module's (``lock = r.lock("a")`` in one function is not ``lock`` in another)
+        self.unit_bindings: dict[int, dict[str, LockSpec]] = {}
         self.clients: set[str] = set()
         #: names bound to API clients: name -> qualified names of the factory (StripeClient...)
         self.client_kinds: dict[str, set[str]] = {}
@@ -247,6 +250,31 @@ class ModuleBase:
         return ".".join(reversed(names))
 
     # -- readings of a node every part needs
+    def _ttl_slot(self, call: cst.Call, keyword: str | None, position: int | None,
+                  unit: float = 1.0) -> TtlSlot | None:
+        """Where ``call`` takes a lock's TTL (``keyword``, or at ``position``), for fixes;
+        None when the call has no room a fix can use (``f(*args)``, a keyword unknown)."""
+        if keyword is None or any(a.star == "*" for a in call.args):
+            return None
+        value = argument(call, keyword, position)
+        pos = self._pos[call]
+        line = self.module_text.split("\n")[pos.end.line - 1]
+        rest = line[pos.end.column:]
+        line_end = Span(self.path, pos.end.line, len(line) + 1, pos.end.line, len(line) + 1) \
+            if not rest.rstrip().endswith("\\") and not any(q in rest for q in "'\"#") \
+            else None
+        if call.args:
+            last = self._pos[call.args[-1].value].end
+            after = Span(self.path, last.line, last.column + 1, last.line, last.column + 1)
+        elif all(isinstance(w, cst.SimpleWhitespace) and not w.value
+                 for w in (call.whitespace_after_func, call.whitespace_before_args)):
+            start = self._pos[call.func].end  # right after "(" of "f()"
+            after = Span(self.path, start.line, start.column + 2, start.line, start.column + 2)
+        else:
+            return None
+        return TtlSlot(keyword, unit, self.span(value) if value is not None else None, after,
+                       not call.args, line_end)
+
     def _assigned_to(self, call) -> str | None:
         """The name a call's result is assigned to (``lock = r.lock(...)``)."""
         parent = self._parent.get(call)
