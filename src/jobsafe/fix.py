@@ -52,7 +52,8 @@ def fixed_texts(findings: list[Finding]) -> dict[str, tuple[str, str, str]]:
     for path, items in plan(findings).items():
         with open(path, "rb") as fh:
             original, encoding = _decode(fh.read())
-        edits = [e for f in items if f.fix is not None for e in f.fix.edits]
+        # (two findings can share a remedy: JOB203's finally also fixes JOB204's exit)
+        edits = list(dict.fromkeys(e for f in items if f.fix is not None for e in f.fix.edits))
         out[path] = (original, apply_edits(original, edits), encoding)
     return out
 

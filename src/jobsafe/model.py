@@ -179,6 +179,16 @@ class TtlSlot:
 
 
 @dataclass(frozen=True)
+class ReleaseFix:
+    """For fixes: the code between a lock's acquisition and its plain release put in
+    ``try:``, the release in ``finally:``; ``straight`` when nothing between leaves the
+    block another way (a return that skipped the release would now release)."""
+
+    edits: tuple[TextEdit, ...]
+    straight: bool
+
+
+@dataclass(frozen=True)
 class Lock:
     """A lock taken in a job's entry code (shell script or Python)."""
 
@@ -214,6 +224,8 @@ class Lock:
     confidence: Confidence = Confidence.HIGH
     #: for fixes: where the call that sets the TTL takes it
     ttl_slot: TtlSlot | None = None
+    #: for fixes: the plain release moved into ``finally``
+    release_fix: ReleaseFix | None = None
 
     def holds(self, line: int) -> bool:
         """Whether the lock is held at ``line`` (within the lines it protects)."""

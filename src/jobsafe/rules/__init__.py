@@ -61,14 +61,16 @@ class Rule:
 
     def finding(self, span: Span, message: Message, basis: Iterable[object],
                 job: str | None = None, related: tuple[Related, ...] | list[Related] = (),
-                edits: tuple[TextEdit, ...] = (), fix_message: str = "") -> Finding:
+                edits: tuple[TextEdit, ...] = (), fix_message: str = "",
+                unsafe: bool = False) -> Finding:
         """A finding; ``basis``: the facts it rests on (jobs, locks, topology evidence),
         whose weakest confidence is the finding's; ``edits`` (with ``fix_message``) make
-        its fix, of the rule's declared applicability."""
+        its fix, of the rule's declared applicability (``unsafe``: this one changes what
+        the code does although the rule's usually does not)."""
         fix = None
         if edits:
             assert self.fix is not None, f"{self.id} declares no fix"
-            fix = Fix(fix_message, edits, self.fix)
+            fix = Fix(fix_message, edits, "unsafe" if unsafe else self.fix)
         return Finding(self.id, self.name, self.settings.severity_for(self.id, self.severity),
                        span, message, job, tuple(related), fix=fix,
                        confidence=Confidence.weakest(basis))

@@ -98,17 +98,22 @@ class ReleaseNotGuaranteed(Rule):
     severity = Severity.WARNING
     summary = "A lock that outlives the process is released by a call an exception skips."
     sources = ("python",)
+    #: unsafe when the code between leaves by a return, break or raise, which now releases
+    fix = "safe"
 
     def check(self, project):
         for lock, job in locks_with_jobs(project):
             if lock.release != "plain" or lock.release_span is None or not lock.outlives_process:
                 continue
+            fix = lock.release_fix if lock.taken_from is None else None
             yield self.finding(
                 lock.release_span,
                 message("{lock} is released by a plain call: an exception before it leaves the "
                         "lock held {held}; release it in `finally` or use `with`",
                         lock=lock_name(lock), held=held_for(lock)),
-                (lock, job), job_id(job), [Related(lock.span, "acquired here"), *related_job(job)])
+                (lock, job), job_id(job), [Related(lock.span, "acquired here"), *related_job(job)],
+                edits=fix.edits if fix is not None else (),
+                fix_message="release it in `finally`", unsafe=fix is not None and not fix.straight)
 
 
 class ExitInLockScope(Rule):
@@ -117,17 +122,22 @@ class ExitInLockScope(Rule):
     severity = Severity.ERROR
     summary = "A process exit inside a lock scope skips the release."
     sources = ("python",)
+    fix = "unsafe"  # the exit now releases the lock first
 
     def check(self, project):
         for fact, job in facts_with_jobs(project, "exit-in-scope"):
             lock = fact.lock
+            assert lock is not None
+            fix = lock.release_fix if lock.taken_from is None else None
             yield self.finding(
                 fact.span,
                 message("{construct} inside the scope of {lock} skips its release: the lock "
                         "stays held {held}", construct=fact.detail, lock=lock_name(lock),
                         held=held_for(lock)),
                 (fact, lock, job), job_id(job),
-                [Related(lock.span, "acquired here"), *related_job(job)])
+                [Related(lock.span, "acquired here"), *related_job(job)],
+                edits=fix.edits if fix is not None else (),
+                fix_message="release it in `finally`, which the exit runs")
 
 
 class LockExpiryTooLong(Rule):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from dataclasses import replace
 
 import libcst as cst
 
@@ -20,6 +21,7 @@ from . import apis
 from .facts import MAIN, MODULE, ClassInfo, ModuleFacts, Unit
 from .hazards_model import derive
 from .idempotency import KeyFlow, helper_origins, key_facts
+from .release_fix import release_in_finally
 from .schedulers import scheduled_calls
 from .symbolize import parameters
 from .symbols import BinOp, Either
@@ -362,6 +364,8 @@ class _ModuleAnalyser(UseSites):
                 acquisitions.append(found)
         acquisitions.extend(self._decorator_locks(unit))
         acquisitions.extend(self._lock_files(unit, nodes, calls))
+        acquisitions = [(self._with_release_fix(lock, at, calls), at, handle)
+                        for lock, at, handle in acquisitions]
         unit.locks.extend(lock for lock, _, _ in acquisitions)
         scan = self._scan(unit, nodes)
         observed = [(lock, self._observe(unit, scan, at, handle, lock.scope_lines or (0, -1)))
@@ -373,6 +377,15 @@ class _ModuleAnalyser(UseSites):
         self._callsites(unit, nodes, calls, withs, handled | {id(at) for _, at, _ in acquisitions},
                         scan, flow)
         unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions, flow))
+
+
+    def _with_release_fix(self, lock: Lock, at, calls) -> Lock:
+        """The lock, with the fix that moves its plain release into ``finally``."""
+        if lock.release != "plain" or lock.release_span is None:
+            return lock
+        release = next((c for c in calls if self.span(c) == lock.release_span), None)
+        fix = release_in_finally(self, at, release) if release is not None else None
+        return replace(lock, release_fix=fix) if fix is not None else lock
 
 
 #: augmented assignments as the binary operations they apply

@@ -1,0 +1,76 @@
+"""Fixes the Python front end can build while it has the syntax tree: a plain release
+moved into ``finally`` (JOB203), as a text edit that keeps every other line as written."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ...model import ReleaseFix, Span, TextEdit
+from .syntax import walk
+
+if TYPE_CHECKING:
+    from .module_base import ModuleBase
+
+#: what makes the code between leave the block in a way that now releases the lock (a
+#: return that skipped the release; sys.exit() too)
+_JUMPS = (cst.Return, cst.Break, cst.Continue, cst.Raise, cst.Yield, cst.Await)
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def release_in_finally(an: ModuleBase, at: cst.CSTNode, release: cst.Call) -> ReleaseFix | None:
+    """``try:`` around the statements between the acquisition and its plain release, the
+    release in ``finally:``; None unless both are statements of one block, with code
+    between them and no multi-line string there (re-indenting would change it)."""
+    release_stmt = _statement(an, release)
+    acquire_stmt = _statement(an, at)
+    if release_stmt is None or acquire_stmt is None or \
+            not _is_call_statement(release_stmt, release):
+        return None
+    block = an._parent.get(release_stmt)
+    if block is None or an._parent.get(acquire_stmt) is not block or \
+            not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    body: list[cst.CSTNode] = list(block.body)
+    first, last = body.index(acquire_stmt) + 1, body.index(release_stmt)
+    between = body[first:last]
+    if not between:
+        return None
+    nodes = [n for stmt in between for n in walk(stmt)] + [between[0]]
+    if any(isinstance(n, _STRINGS) and an.line(n) != an.end_line(n) for n in nodes):
+        return None
+    start = an.line(between[0])
+    line = an.module_text.split("\n")[start - 1]
+    outer = line[: len(line) - len(line.lstrip())]
+    inner = outer + an.module.default_indent
+    code = [an.module.code_for_node(between[0].with_changes(leading_lines=()))]
+    code += [an.module.code_for_node(stmt) for stmt in between[1:]]
+    text = (outer + "try:\n" + _indented("".join(code), inner) + outer + "finally:\n"
+            + _indented(an.module.code_for_node(release_stmt), inner))
+    end = an.end_line(release_stmt) + 1
+    straight = not any(isinstance(n, _JUMPS) or an._is_exit_call(n)
+                       for stmt in between for n in walk(stmt))
+    return ReleaseFix((TextEdit(Span(an.path, start, 1, end, 1), text),), straight)
+
+
+def _statement(an: ModuleBase, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement of a block that holds ``node``."""
+    current: cst.CSTNode | None = node
+    while current is not None:
+        parent = an._parent.get(current)
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)) and \
+                isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return current
+        current = parent
+    return None
+
+
+def _is_call_statement(stmt: cst.CSTNode, call: cst.Call) -> bool:
+    """A line that only makes the call (``lock.release()``)."""
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+        isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is call
+
+
+def _indented(code: str, indent: str) -> str:
+    return "".join(indent + line if line.strip() else line
+                   for line in code.splitlines(keepends=True))
