@@ -97,6 +97,14 @@ def test_audit_model_of_the_example():
     assert [v.finding.rule for v in charge.findings] == ["JOB101"]
     excerpt = charge.findings[0].excerpt
     assert any(hit and "*/5" in text for _, text, hit in excerpt)
+    # the page offers each fix as the diff that applies it, and counts them
+    diff = charge.findings[0].fix_diff
+    assert diff.startswith("--- a/deploy/crontab\n+++ b/deploy/crontab\n")
+    assert "\n+*/5 * * * * flock -n /var/lock/charge_subscriptions.lock timeout 5m " in diff
+    fixable, safe = audit.fixable
+    assert fixable == sum(1 for v in audit.findings if v.finding.fix) and 0 <= safe <= fixable
+    html = render_html(audit)
+    assert 'id="fixable">' in html and "Fix (unsafe): run it under" in html
     reconcile = by_line[("deploy/systemd/reconcile.service", 7)]
     assert reconcile.guard == "redis-key lock:reconcile (cluster)"
     assert reconcile.locks == ["redis-key lock:reconcile (cluster)"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
+from collections.abc import Callable
 
 from .model import Finding, TextEdit
 
@@ -56,6 +57,25 @@ def fixed_texts(findings: list[Finding]) -> dict[str, tuple[str, str, str]]:
         edits = list(dict.fromkeys(e for f in items if f.fix is not None for e in f.fix.edits))
         out[path] = (original, apply_edits(original, edits), encoding)
     return out
+
+
+def diff_of(finding: Finding, read: Callable[[str], str | None],
+            name: Callable[[str], str] = str) -> str | None:
+    """The unified diff of one finding's fix, its files' texts from ``read`` (display path
+    -> text) and named in the diff by ``name``; None when it has no fix or a file cannot
+    be read."""
+    if finding.fix is None:
+        return None
+    by_path: dict[str, list[TextEdit]] = defaultdict(list)
+    for e in finding.fix.edits:
+        by_path[e.span.path].append(e)
+    out = []
+    for path, edits in sorted(by_path.items()):
+        original = read(path)
+        if original is None:
+            return None
+        out.append(unified_diff(name(path), original, apply_edits(original, edits)))
+    return "".join(out)
 
 
 def unified_diff(path: str, original: str, fixed: str) -> str:

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from .. import __version__
 from ..analysis import Analysis
+from ..fix import diff_of
 from ..model import Finding, Job, Lock, Message
 from ..paths import relative_to_root
 from ..schedule import week_profile
@@ -54,6 +55,7 @@ class FindingView:
     finding: Finding
     excerpt: list[tuple[int, str, bool]]  # (line number, text, inside the finding's span)
     row: int | None = None  # the job's row
+    fix_diff: str | None = None  # its fix as a unified diff
 
 
 @dataclass
@@ -110,6 +112,12 @@ class Audit:
     def by_source(self) -> list[tuple[str, int]]:
         counts = Counter(SOURCE_NAMES.get(r.job.source, r.job.source) for r in self.rows)
         return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    @property
+    def fixable(self) -> tuple[int, int]:
+        """(findings with a fix, of which safe ones)."""
+        fixes = [v.finding.fix for v in self.findings if v.finding.fix is not None]
+        return len(fixes), sum(1 for fix in fixes if fix.applicability == "safe")
 
     @property
     def concerns(self) -> list[Concern]:
@@ -215,7 +223,15 @@ def build_audit(analysis: Analysis) -> Audit:
         return [(n, lines[n - 1], f.span.line <= n <= f.span.end_line)
                 for n in range(first, last + 1)]
 
-    views = [FindingView(i, f, excerpt(f)) for i, f in enumerate(analysis.findings)]
+    def text_of(path: str) -> str | None:
+        entry = analysis.texts.get(path)
+        return entry[1] if entry else None
+
+    def from_root(path: str) -> str:  # a diff to apply in the analysed root
+        return relative_to_root(path, analysis.project.root)
+
+    views = [FindingView(i, f, excerpt(f), fix_diff=diff_of(f, text_of, from_root))
+             for i, f in enumerate(analysis.findings)]
     by_job: dict[str, list[FindingView]] = defaultdict(list)
     for view in views:
         if view.finding.job:
@@ -328,6 +344,10 @@ def render_markdown_inventory(audit: Audit) -> str:
            f"{len(audit.rows)} scheduled jobs in {audit.files} files: "
            + ", ".join(f"{n} {cell(name)}" for name, n in audit.by_source) + ".", ""]
     out += [f"- **{c.count}** {c.label}" for c in audit.concerns]
+    fixable, safe = audit.fixable
+    if fixable:
+        out.append(f"- **{fixable}** findings fixable: {safe} safe (`jobsafe check --fix`), "
+                   f"{fixable - safe} unsafe (`--fix --unsafe-fixes`)")
     columns = ("Job", "Schedule", "Every", "Command", "Guard", "Locks", "Time limit", "Copies",
                "Findings")
     out += ["", "| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
