@@ -165,10 +165,11 @@ class Guard:
 
 
 @dataclass(frozen=True)
-class TtlSlot:
-    """For fixes: where a lock call's time-to-live is written, or where it would go."""
+class ArgumentSlot:
+    """For fixes: where a lock call's argument (its TTL, its wait) is written, or where it
+    would go."""
 
-    keyword: str  # the keyword the call takes it as (timeout, ex, expire, ttl)
+    keyword: str  # the keyword the call takes it as (timeout, ex, expire, ttl, blocking)
     unit: float  # seconds per unit of that keyword (ex: 1, px: 0.001)
     value: Span | None  # the argument as written, when it is
     after_arguments: Span  # an empty span after the last argument (or inside the empty parens)
@@ -223,9 +224,12 @@ class Lock:
     taken_from: Span | None = None
     confidence: Confidence = Confidence.HIGH
     #: for fixes: where the call that sets the TTL takes it
-    ttl_slot: TtlSlot | None = None
+    ttl_slot: ArgumentSlot | None = None
     #: for fixes: the plain release moved into ``finally``
     release_fix: ReleaseFix | None = None
+    #: for fixes: the argument that makes the acquisition skip instead of wait, and the
+    #: value that does (``blocking`` and ``False``, ``timeout`` and ``0``)
+    nonblocking: tuple[ArgumentSlot, str] | None = None
 
     def holds(self, line: int) -> bool:
         """Whether the lock is held at ``line`` (within the lines it protects)."""

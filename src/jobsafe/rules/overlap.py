@@ -11,6 +11,7 @@ from . import Rule
 from .common import in_test_code
 from .locks import WAITING_KINDS
 from .remedies import (
+    argument_edits,
     coreutils_duration,
     delete_line,
     systemd_duration,
@@ -150,12 +151,17 @@ class BlockingLockWait(Rule):
                         not _waits_too_long(lock.blocking, wait, interval):
                     continue
                 seen.add(lock.span)
+                skip = lock.nonblocking if lock.taken_from is None else None
                 yield self.finding(
                     lock.span,
                     message("{path} waits for its {kind} lock {wait}: runs of `{schedule}` "
                             "queue up and then run back to back", path=lock.span.path,
                             kind=lock.kind, wait=_wait_text(wait), schedule=job.schedule.text),
-                    (lock, job), job.id, [scheduled_here(job)])
+                    (lock, job), job.id, [scheduled_here(job)],
+                    edits=argument_edits(skip[0], skip[1], "skip the run while another holds "
+                                         "the lock (entering raises)") if skip else (),
+                    fix_message=f"do not wait: {skip[0].keyword}={skip[1]} (the with-statement "
+                                f"raises while another run holds the lock)" if skip else "")
 
 
 def _waits_too_long(blocking: bool | None, wait: float | None, interval: int | None) -> bool:

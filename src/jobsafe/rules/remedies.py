@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..model import KeySlot, Span, TextEdit, TtlSlot
+from ..model import KeySlot, Span, TextEdit, ArgumentSlot
 
 #: a command the shell runs as one program with its arguments (and output redirections):
 #: a prefix in front of its first word wraps all of it
@@ -67,11 +67,16 @@ def delete_line(span: Span) -> TextEdit:
     return TextEdit(Span(span.path, span.line, 1, span.line + 1, 1), "")
 
 
-def ttl_edits(slot: TtlSlot, seconds: float, why: str) -> tuple[TextEdit, ...]:
-    """Set the lock call's TTL to ``seconds``: replace the argument where it is written,
-    else add it after the last argument; ``why`` goes into a comment at the line's end."""
+def ttl_edits(slot: ArgumentSlot, seconds: float, why: str) -> tuple[TextEdit, ...]:
+    """Set the lock call's TTL to ``seconds``, with ``why`` in a comment."""
     amount = seconds / slot.unit
-    text = str(int(amount)) if float(amount).is_integer() else f"{amount:g}"
+    return argument_edits(slot, str(int(amount)) if float(amount).is_integer()
+                          else f"{amount:g}", why)
+
+
+def argument_edits(slot: ArgumentSlot, text: str, why: str) -> tuple[TextEdit, ...]:
+    """Give the call's argument the value ``text``: replace it where it is written, else
+    add it after the last argument; ``why`` goes into a comment at the line's end."""
     if slot.value is not None:
         edit = TextEdit(slot.value, text)
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -155,10 +155,18 @@ class LockCalls(DbLocks):
             return None
         blocking, wait = self._wait(spec.api, spec.ctor, call if call is not spec.ctor else None)
         # a manager that tries once tells its body through ``as``: ``as acquired: if acquired``
-        return self._make_lock(spec, expr, unit, release="with",
+        lock = self._make_lock(spec, expr, unit, release="with",
                                scope=(self.line(w), self.end_line(w)), blocking=blocking,
                                wait=wait, try_lock=blocking is False and spec.api.yields_acquired,
                                checked=item.asname is not None)
+        if call is spec.ctor and blocking is not False and not spec.api.yields_acquired:
+            # ``with Lock(..., blocking=False):`` raises instead of entering: a skip
+            api = spec.api
+            slot = self._argument_slot(call, api.blocking_arg, None) if api.blocking_arg \
+                else self._argument_slot(call, api.wait_arg, api.wait_pos)
+            if slot is not None:
+                lock = replace(lock, nonblocking=(slot, "False" if api.blocking_arg else "0"))
+        return lock
 
     def _decorator_locks(self, unit: Unit):
         """A lock a decorator holds around the whole function (``@huey.lock_task("x")``)."""
@@ -235,7 +243,7 @@ class LockCalls(DbLocks):
             try_lock=try_lock, result_checked=checked, release=release,
             release_span=release_span, renewed=renewed, scope_lines=scope, function=unit.name,
             ttl_span=self.span(ctor) if ctor is not at else None, session=api.session,
-            ttl_slot=self._ttl_slot(ctor, api.ttl_arg, api.ttl_pos, api.ttl_unit)
+            ttl_slot=self._argument_slot(ctor, api.ttl_arg, api.ttl_pos, api.ttl_unit)
             if api.stale == "ttl" else None)
         self._symbols(unit, lock, ctor, api_name, receiver=spec.receiver, needs=spec.needs,
                       guess=spec.guess)
@@ -397,11 +405,11 @@ class LockCalls(DbLocks):
         release, release_span, end = self._release_kind(delete, None, unit)
         api = f"{'redis' if redis else 'cache'}.{method}"
         if not redis:
-            slot = self._ttl_slot(call, "timeout", 2)
+            slot = self._argument_slot(call, "timeout", 2)
         elif argument(call, "px", None) is not None:
-            slot = self._ttl_slot(call, "px", None, 0.001)
+            slot = self._argument_slot(call, "px", None, 0.001)
         else:  # (a TTL a later expire() sets is not this call's to change)
-            slot = self._ttl_slot(call, "ex", None) if ttl is None or \
+            slot = self._argument_slot(call, "ex", None) if ttl is None or \
                 argument(call, "ex", None) is not None else None
         lock = Lock(kind="redis-key" if redis else "cache-key", scope="cluster",
                     span=self.span(call), key=key, ttl_seconds=ttl, stale_handling="ttl",

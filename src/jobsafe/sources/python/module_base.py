@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ...model import Release, Span, StaleHandling, TtlSlot
+from ...model import Release, Span, StaleHandling, ArgumentSlot
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .symbolize import Symbolizer, assigned_names, bound_names
@@ -250,9 +250,9 @@ class ModuleBase:
         return ".".join(reversed(names))
 
     # -- readings of a node every part needs
-    def _ttl_slot(self, call: cst.Call, keyword: str | None, position: int | None,
-                  unit: float = 1.0) -> TtlSlot | None:
-        """Where ``call`` takes a lock's TTL (``keyword``, or at ``position``), for fixes;
+    def _argument_slot(self, call: cst.Call, keyword: str | None, position: int | None,
+                  unit: float = 1.0) -> ArgumentSlot | None:
+        """Where ``call`` takes an argument (``keyword``, or at ``position``), for fixes;
         None when the call has no room a fix can use (``f(*args)``, a keyword unknown)."""
         if keyword is None or any(a.star == "*" for a in call.args):
             return None
@@ -272,7 +272,7 @@ class ModuleBase:
             after = Span(self.path, start.line, start.column + 2, start.line, start.column + 2)
         else:
             return None
-        return TtlSlot(keyword, unit, self.span(value) if value is not None else None, after,
+        return ArgumentSlot(keyword, unit, self.span(value) if value is not None else None, after,
                        not call.args, line_end)
 
     def _assigned_to(self, call) -> str | None:
