@@ -263,6 +263,8 @@ class CodeFact:
     origin: Span | None = None  # where the offending value comes from (4xx)
     api: str | None = None  # 4xx: the call whose key or path it is (``stripe.Charge.create``)
     key: str | None = None  # 4xx: the key parameter (``idempotency_key``)
+    #: for fixes: edits that remedy it (JOB401: a key built from stable identifiers)
+    remedy: tuple[TextEdit, ...] = ()
 
 
 @dataclass(frozen=True)

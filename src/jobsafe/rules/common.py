@@ -64,6 +64,8 @@ class FactRule(Rule):
 
     fact_kind = ""
     jobs_only = False  # only in code that a schedule runs
+    #: what the fix the front end recorded for a fact does (rules that declare a fix)
+    fix_message = ""
 
     def message(self, fact: CodeFact) -> Message:
         raise NotImplementedError
@@ -75,4 +77,6 @@ class FactRule(Rule):
             if fact.origin is not None and fact.origin != fact.span:
                 related.append(Related(fact.origin, "the value comes from here"))
             yield self.finding(fact.span, self.message(fact), (fact, fact.lock, job),
-                               job_id(job), [*related, *related_job(job)])
+                               job_id(job), [*related, *related_job(job)],
+                               edits=fact.remedy if self.fix else (),
+                               fix_message=self.fix_message)

@@ -10,6 +10,8 @@ class NondeterministicIdempotencyKey(FactRule):
     name = "nondeterministic-idempotency-key"
     severity = Severity.ERROR
     summary = "An idempotency or de-duplication key derived from a value that changes every run."
+    fix = "unsafe"  # a rerun of the same work is now recognised as a repeat
+    fix_message = "build the key from the stable identifiers the call already passes"
     sources = ("python",)
     fact_kind = "key-per-run"
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ...model import CodeFact, FactKind, Span
+from ...model import CodeFact, FactKind, Span, TextEdit
 from .syntax import walk
 from .values import argument
 
@@ -375,9 +375,40 @@ def _key_sinks(an, flow: KeyFlow, call: cst.Call) -> list[CodeFact]:
         if origin is None:
             continue
         kind: FactKind = "key-per-run" if origin.rank == 2 else "key-fresh-record"
+        remedy = _stable_key(an, flow, call, value) if kind == "key-per-run" else ()
         facts.append(CodeFact(kind, an.span(call), origin.what, origin=origin.span,
-                              api=_api_name(an, call), key=name))
+                              api=_api_name(an, call), key=name, remedy=remedy))
     return facts
+
+
+#: attributes and names that identify what a call is about, or the period it is for
+_IDENTIFIER = re.compile(r"(?:^|_)(?:id|pk|uuid|period|period_start|date|month)$")
+
+
+def _stable_key(an, flow: KeyFlow, call: cst.Call, key: cst.BaseExpression
+                ) -> tuple[TextEdit, ...]:
+    """An edit that builds the key from the stable identifiers the call already passes
+    (``customer=sub.customer_id``, ``period=invoice.period``): the same work gives the same
+    key on a rerun. None when the call passes no such value (a key from something else
+    would be a guess)."""
+    found: dict[str, None] = {}
+    inside_key = {id(n) for n in walk(key)} | {id(key)}
+    for arg in call.args:
+        for node in (arg.value, *walk(arg.value)):
+            name = node.attr.value if isinstance(node, cst.Attribute) else \
+                node.value if isinstance(node, cst.Name) else None
+            if name is None or id(node) in inside_key or not _IDENTIFIER.search(name) or \
+                    flow.origin(node) is not None:
+                continue
+            if isinstance(node, cst.Name) and isinstance(an._parent.get(node), cst.Attribute):
+                continue  # the base of an attribute, not a value of its own
+            found.setdefault(an.code(node))
+    if not found:
+        return ()
+    stem = re.sub(r"[^a-z0-9]+", "-", an.code(call.func).rsplit(".", 2)[-2].lower() if
+                  "." in an.code(call.func) else an.code(call.func).lower()).strip("-")
+    parts = "-".join("{" + text + "}" for text in list(found)[:3])
+    return (TextEdit(an.span(key), f'f"{stem}-{parts}"'),)
 
 
 def _dict_keys(an, flow: KeyFlow, node) -> list[tuple[str, cst.BaseExpression]]:
