@@ -16,12 +16,17 @@ from .assembly.systemd import SystemdAssembly
 from .assembly.topology import TopologyAssembly
 from .baseline import assign_fingerprints
 from .config import Settings
-from .errors import InternalError, raise_internal_errors
 from .discover import discover, find_project_root, find_root
+from .errors import InternalError, raise_internal_errors
 from .link import Tree
 from .model import Finding, MessageArg, Progress, Project, message, prose
 from .rules import Rule, all_rules, resolve_selector
-from .suppress import Suppression, apply_suppressions, parse_suppressions, per_file_ignored
+from .suppress import (
+    Suppression,
+    apply_suppressions,
+    parse_suppressions,
+    per_file_ignored,
+)
 
 
 @dataclass

@@ -227,9 +227,8 @@ class Lock:
     ttl_slot: ArgumentSlot | None = None
     #: for fixes: the plain release moved into ``finally``
     release_fix: ReleaseFix | None = None
-    #: for fixes: the argument that makes the acquisition skip instead of wait, and the
-    #: value that does (``blocking`` and ``False``, ``timeout`` and ``0``)
-    nonblocking: tuple[ArgumentSlot, str] | None = None
+    #: for fixes: the acquisition made to skip the run instead of waiting
+    skip_fix: tuple[TextEdit, ...] = ()
 
     def holds(self, line: int) -> bool:
         """Whether the lock is held at ``line`` (within the lines it protects)."""

@@ -11,7 +11,6 @@ from . import Rule
 from .common import in_test_code
 from .locks import WAITING_KINDS
 from .remedies import (
-    argument_edits,
     coreutils_duration,
     delete_line,
     systemd_duration,
@@ -151,17 +150,15 @@ class BlockingLockWait(Rule):
                         not _waits_too_long(lock.blocking, wait, interval):
                     continue
                 seen.add(lock.span)
-                skip = lock.nonblocking if lock.taken_from is None else None
+                skip = lock.skip_fix if lock.taken_from is None else ()
                 yield self.finding(
                     lock.span,
                     message("{path} waits for its {kind} lock {wait}: runs of `{schedule}` "
                             "queue up and then run back to back", path=lock.span.path,
                             kind=lock.kind, wait=_wait_text(wait), schedule=job.schedule.text),
                     (lock, job), job.id, [scheduled_here(job)],
-                    edits=argument_edits(skip[0], skip[1], "skip the run while another holds "
-                                         "the lock (entering raises)") if skip else (),
-                    fix_message=f"do not wait: {skip[0].keyword}={skip[1]} (the with-statement "
-                                f"raises while another run holds the lock)" if skip else "")
+                    edits=skip, fix_message="try the lock once and skip the run while another "
+                                            "run holds it")
 
 
 def _waits_too_long(blocking: bool | None, wait: float | None, interval: int | None) -> bool:
@@ -210,7 +207,7 @@ class NoRuntimeBound(Rule):
         for job in project.runnable_jobs:
             if not job.schedule.recurring or job.runtime_bound_seconds is not None:
                 continue
-            interval = job.schedule.min_interval_seconds
+            interval = _time_limit(job)
             if job.source == "cron" and guarded(job):
                 # only a guard that a hung run holds for ever; a TTL lock expires (JOB207)
                 held = [lock for lock in job.guard_locks
@@ -260,9 +257,18 @@ class NoRuntimeBound(Rule):
                     fix_message=f"end a run after one interval with {key}=")
 
 
+def _time_limit(job: Job) -> int | None:
+    """The time limit a fix gives a job: one interval, or less when a lock of the job
+    expires sooner (a run must not outlive its lock: JOB207)."""
+    interval = job.schedule.min_interval_seconds
+    ttls = [int(lock.ttl_seconds) for lock in job.all_locks
+            if lock.ttl_seconds and lock.ttl_seconds >= 1 and not lock.renewed]
+    return min([interval, *ttls]) if interval else None
+
+
 def _deadline(job: Job) -> tuple[TextEdit, ...]:
     """``activeDeadlineSeconds: <interval>`` in the CronJob's Job spec."""
-    interval = job.schedule.min_interval_seconds
+    interval = _time_limit(job)
     slot = job.k8s.job_spec_slot if job.k8s is not None else None
     return (yaml_keys(slot, [f"activeDeadlineSeconds: {interval}"]),) if slot and interval \
         else ()

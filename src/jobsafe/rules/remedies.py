@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 import re
 
-from ..model import KeySlot, Span, TextEdit, ArgumentSlot
+from ..edits import argument_edits
+from ..model import ArgumentSlot, KeySlot, Span, TextEdit
 
 #: a command the shell runs as one program with its arguments (and output redirections):
 #: a prefix in front of its first word wraps all of it
@@ -72,16 +73,3 @@ def ttl_edits(slot: ArgumentSlot, seconds: float, why: str) -> tuple[TextEdit, .
     amount = seconds / slot.unit
     return argument_edits(slot, str(int(amount)) if float(amount).is_integer()
                           else f"{amount:g}", why)
-
-
-def argument_edits(slot: ArgumentSlot, text: str, why: str) -> tuple[TextEdit, ...]:
-    """Give the call's argument the value ``text``: replace it where it is written, else
-    add it after the last argument; ``why`` goes into a comment at the line's end."""
-    if slot.value is not None:
-        edit = TextEdit(slot.value, text)
-    else:
-        edit = TextEdit(slot.after_arguments,
-                        f"{'' if slot.first else ', '}{slot.keyword}={text}")
-    if slot.line_end is None:
-        return (edit,)
-    return edit, TextEdit(slot.line_end, f"  # {why}")

@@ -9,11 +9,21 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ...model import CodeFact, Confidence, Lock, LockKind, Release, StaleHandling
+from ...edits import argument_edits
+from ...model import (
+    CodeFact,
+    Confidence,
+    Lock,
+    LockKind,
+    Release,
+    StaleHandling,
+    TextEdit,
+)
 from . import apis
 from .apis import UNKNOWN_TTL
 from .db_locks import DbLocks
-from .facts import MODULE, PathEffects
+from .facts import MAIN, MODULE, PathEffects
+from .fixes import skip_when_busy
 from .symbols import (
     PATH_HELPER,
     SQL_EXECUTES,
@@ -165,7 +175,9 @@ class LockCalls(DbLocks):
             slot = self._argument_slot(call, api.blocking_arg, None) if api.blocking_arg \
                 else self._argument_slot(call, api.wait_arg, api.wait_pos)
             if slot is not None:
-                lock = replace(lock, nonblocking=(slot, "False" if api.blocking_arg else "0"))
+                lock = replace(lock, skip_fix=argument_edits(
+                    slot, "False" if api.blocking_arg else "0",
+                    "skip the run while another holds the lock (entering raises)"))
         return lock
 
     def _decorator_locks(self, unit: Unit):
@@ -299,6 +311,11 @@ class LockCalls(DbLocks):
         lock = self._make_lock(spec, call, unit, release=release,
                                scope=(self.line(call), end), blocking=blocking, wait=wait,
                                try_lock=try_lock, checked=checked, release_span=release_span)
+        if blocking and not call.args and spec.api.blocking_arg == "blocking":
+            # acquire(blocking=False) answers: test it and leave
+            lock = replace(lock, skip_fix=skip_when_busy(
+                self, call, unit.name not in (MODULE, MAIN),
+                f"{self.code(call.func)}(blocking=False)", None))
         if isinstance(receiver, cst.Call) and self._statement_expression(call):
             unit.facts.append(CodeFact("handle-dropped", self.span(call),
                                        f"{self.code(receiver.func)}(...).acquire()", lock))
@@ -322,6 +339,14 @@ class LockCalls(DbLocks):
         path = self._opened_path(handle, unit)
         unlock = self._flock_unlock(handle, calls, call)
         release, release_span, end = self._release_kind(unlock, handle, unit)
+        skip: tuple[TextEdit, ...] = ()
+        flags_text = self.code(flags) if flags is not None else ""
+        if blocking and fd is not None and flags_text.startswith("fcntl."):
+            skip = skip_when_busy(self, call, unit.name not in (MODULE, MAIN),
+                                  f"{self.code(call.func)}({fd_text}, {flags_text} | "
+                                  f"fcntl.LOCK_NB)",
+                                  "BlockingIOError" if kind == "flock"
+                                  else "(BlockingIOError, PermissionError)")
         lock = Lock(kind=kind, scope="host", span=self.span(call), path=path,
                     stale_handling="kernel", blocking=blocking, api=next(iter(sorted(
                         n for n in self.qualified(call.func) if n in apis.KERNEL_LOCK_CALLS)), None),
@@ -329,7 +354,7 @@ class LockCalls(DbLocks):
                     result_checked=not self._silently_caught(call),
                     release=release if unlock is not None else "process-exit",
                     release_span=release_span, scope_lines=(self.line(call), end),
-                    function=unit.name)
+                    function=unit.name, skip_fix=skip)
         if dropped:
             unit.facts.append(CodeFact("handle-dropped", self.span(call),
                                        "the file object from open() is not kept", lock))

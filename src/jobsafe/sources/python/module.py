@@ -19,9 +19,9 @@ import libcst as cst
 from ...model import CodeFact, Lock, ParseError, Span
 from . import apis
 from .facts import MAIN, MODULE, ClassInfo, ModuleFacts, Unit
+from .fixes import release_in_finally
 from .hazards_model import derive
 from .idempotency import KeyFlow, helper_origins, key_facts
-from .release_fix import release_in_finally
 from .schedulers import scheduled_calls
 from .symbolize import parameters
 from .symbols import BinOp, Either

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ...model import Release, Span, StaleHandling, ArgumentSlot
+from ...model import ArgumentSlot, Release, Span, StaleHandling
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .symbolize import Symbolizer, assigned_names, bound_names
@@ -250,6 +250,21 @@ class ModuleBase:
         return ".".join(reversed(names))
 
     # -- readings of a node every part needs
+    def _closing_with(self, name: str, node) -> cst.With | None:
+        """The ``with open(...) as name:`` around ``node``, whose end closes the file (and
+        so lets go of a kernel lock taken on it)."""
+        for parent in self.parents(node):
+            if isinstance(parent, cst.With) and any(
+                    isinstance(item.asname, cst.AsName) and
+                    isinstance(item.asname.name, cst.Name) and item.asname.name.value == name
+                    and isinstance(item.item, cst.Call) and
+                    self.qualified(item.item.func) & {"builtins.open", "io.open"}
+                    for item in parent.items):
+                return parent
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+                return None
+        return None
+
     def _argument_slot(self, call: cst.Call, keyword: str | None, position: int | None,
                   unit: float = 1.0) -> ArgumentSlot | None:
         """Where ``call`` takes an argument (``keyword``, or at ``position``), for fixes;

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ...model import CodeFact, Confidence, Lock, Span
+from ...model import CodeFact, Confidence, Lock, Release, Span
 from . import apis
 from .apis import UNKNOWN_TTL
 from .facts import MODULE, ClassInfo, ModuleFacts, Unit
@@ -1005,6 +1005,10 @@ class Semantics:
             release, release_span, scope = (site.release, site.release_span, site.scope_lines) \
                 if held_here and lock.release != "plain" else \
                 (lock.release, lock.release_span, site.scope_lines)
+            let_go = self._caller_lets_go(lock, symbols, site, inner, where)
+            if let_go is not None:  # flock(fd) on a file object the caller closes
+                release, release_span, end = let_go
+                scope = (site.scope_lines[0], end)
             if lock.kind in ("redis-key", "cache-key") and not held_here:
                 release, release_span, scope = self._deleted(lock, site, where)
             owner = self.unit(inner)
@@ -1065,6 +1069,17 @@ class Semantics:
                             if lock.try_lock and handed_back and _answers(lock, inner_site)
                             else lock.result_checked))
         return found
+
+    def _caller_lets_go(self, lock: Lock, symbols: LockSymbols, site: CallSite, inner: Where,
+                        caller: Where) -> tuple[Release, Span | None, int] | None:
+        """How the caller lets go of a kernel lock a helper takes on a file object the
+        caller passed it (``with open(p) as fh: take(fh)``: closing fh), when it does."""
+        if lock.stale_handling != "kernel" or not isinstance(symbols.call, Call):
+            return None
+        fd = symbols.call.arg(None, 0)
+        name = self._passed_name(fd, inner, caller) if fd is not None else None
+        return next(((release, span, end) for passed, release, span, end
+                     in site.handle_releases if passed == name and release != "none"), None)
 
     def _passed_name(self, value: Value, inner: Where, caller: Where) -> str | None:
         """The caller's local a callee's parameter was given (``take(lock)``: "lock")."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ...model import Lock
+from ...model import Lock, Release, Span
 from .hazards import Hazards
 from .idempotency import KeyFlow, argument_origins
 from .lock_calls import LockCalls
@@ -110,15 +110,19 @@ class UseSites(LockCalls, Hazards):
                 continue
             value = self.sym.value(call, unit)
             if isinstance(value, Call) and project_candidate(value.func):
-                releases = []
+                releases: list[tuple[str, Release, Span | None, int]] = []
                 files = []
                 for arg in call.args:  # objects passed in and let go of here later
                     if isinstance(arg.value, cst.Name):
                         name = arg.value.value
                         found = self._release_call(name, call, calls, ("release", "__exit__")) \
                             or self._flock_unlock(name, calls, call)
-                        release, span, end = self._release_kind(found, name, unit)
-                        releases.append((name, release, span, end))
+                        closing = self._closing_with(name, call) if found is None else None
+                        if closing is not None:  # with open(...) as fh: closing it lets go
+                            releases.append((name, "with", None, self.end_line(closing)))
+                        else:
+                            release, span, end = self._release_kind(found, name, unit)
+                            releases.append((name, release, span, end))
                         path = self._opened_path(name, unit)
                         if path is not None:  # a file object of ours
                             files.append(PassedFile(name, path, self._dropped(unit, call, name)))

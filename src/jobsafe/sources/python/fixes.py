@@ -1,5 +1,6 @@
-"""Fixes the Python front end can build while it has the syntax tree: a plain release
-moved into ``finally`` (JOB203), as a text edit that keeps every other line as written."""
+"""Fixes the Python front end builds while it has the syntax tree, as text edits that keep
+every other line as written: a plain release moved into ``finally`` (JOB203, JOB204), a
+waiting acquisition that tries once and leaves (JOB102)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -74,3 +75,25 @@ def _is_call_statement(stmt: cst.CSTNode, call: cst.Call) -> bool:
 def _indented(code: str, indent: str) -> str:
     return "".join(indent + line if line.strip() else line
                    for line in code.splitlines(keepends=True))
+
+
+def skip_when_busy(an: ModuleBase, call: cst.Call, unit_is_function: bool,
+                   nonblocking_call: str, busy: str | None) -> tuple[TextEdit, ...]:
+    """The statement that only makes ``call`` (a waiting acquisition) rewritten to try once
+    and leave when the lock is taken: ``if not <nonblocking_call>: return`` when it
+    answers with a bool (``busy`` None), else ``try: <nonblocking_call> except <busy>:
+    return``; outside a function, ``raise SystemExit(0)`` leaves. No edits unless the
+    statement is that call alone."""
+    stmt = _statement(an, call)
+    if stmt is None or not _is_call_statement(stmt, call):
+        return ()
+    start = an.line(stmt)
+    line = an.module_text.split("\n")[start - 1]
+    outer = line[: len(line) - len(line.lstrip())]
+    inner = outer + an.module.default_indent
+    leave = "return" if unit_is_function else "raise SystemExit(0)"
+    if busy is None:
+        text = f"{outer}if not {nonblocking_call}:\n{inner}{leave}\n"
+    else:
+        text = f"{outer}try:\n{inner}{nonblocking_call}\n{outer}except {busy}:\n{inner}{leave}\n"
+    return (TextEdit(Span(an.path, start, 1, an.end_line(stmt) + 1, 1), text),)
