@@ -3,6 +3,7 @@ every other line as written: a plain release moved into ``finally`` (JOB203, JOB
 waiting acquisition that tries once and leaves (JOB102)."""
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 #: return that skipped the release; sys.exit() too)
 _JUMPS = (cst.Return, cst.Break, cst.Continue, cst.Raise, cst.Yield, cst.Await)
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+#: PostgreSQL's waiting advisory locks, as SQL text spells them
+_PG_WAITING = re.compile(r"(?i)\bpg_advisory(?:_xact)?_lock\s*\(")
 
 
 def release_in_finally(an: ModuleBase, at: cst.CSTNode, release: cst.Call) -> ReleaseFix | None:
@@ -97,3 +100,32 @@ def skip_when_busy(an: ModuleBase, call: cst.Call, unit_is_function: bool,
     else:
         text = f"{outer}try:\n{inner}{nonblocking_call}\n{outer}except {busy}:\n{inner}{leave}\n"
     return (TextEdit(Span(an.path, start, 1, an.end_line(stmt) + 1, 1), text),)
+
+
+def try_advisory_lock(an: ModuleBase, call: cst.Call, unit_is_function: bool
+                      ) -> tuple[TextEdit, ...]:
+    """``cur.execute("SELECT pg_advisory_lock(…)")`` made to try once
+    (``pg_try_advisory_lock``) and leave when the answer is false (``cur.fetchone()[0]``).
+    No edits unless the call is a statement of its own on a cursor name, with the SQL a
+    one-line literal."""
+    stmt = _statement(an, call)
+    func = call.func
+    if stmt is None or not _is_call_statement(stmt, call) or not call.args or \
+            not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name) or \
+            not isinstance(call.args[0].value, cst.SimpleString):
+        return ()
+    literal = call.args[0].value
+    found = _PG_WAITING.search(literal.value)
+    if found is None or an.line(literal) != an.end_line(literal):
+        return ()
+    at = an.span(literal)
+    column = at.column + found.start() + len("pg_")
+    start = an.line(stmt)
+    line = an.module_text.split("\n")[start - 1]
+    outer = line[: len(line) - len(line.lstrip())]
+    leave = "return" if unit_is_function else "raise SystemExit(0)"
+    after = an.end_line(stmt) + 1
+    return (TextEdit(Span(an.path, at.line, column, at.line, column), "try_"),
+            TextEdit(Span(an.path, after, 1, after, 1),
+                     f"{outer}if not {func.value.value}.fetchone()[0]:\n"
+                     f"{outer}{an.module.default_indent}{leave}\n"))

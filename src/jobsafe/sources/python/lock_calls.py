@@ -23,7 +23,7 @@ from . import apis
 from .apis import UNKNOWN_TTL
 from .db_locks import DbLocks
 from .facts import MAIN, MODULE, PathEffects
-from .fixes import skip_when_busy
+from .fixes import skip_when_busy, try_advisory_lock
 from .symbols import (
     PATH_HELPER,
     SQL_EXECUTES,
@@ -523,6 +523,9 @@ class LockCalls(DbLocks):
                         release=release,
                         release_span=release_span, scope_lines=(self.line(call), end),
                         function=unit.name, session=session, pooled=pooled)
+            if blocking and helper_sql is None:
+                lock = replace(lock, skip_fix=try_advisory_lock(
+                    self, call, unit.name not in (MODULE, MAIN)))
             if pool or helper_sql is not None:
                 self._symbols(unit, lock, call, "sql" if helper_sql is None else SQL_HELPER,
                               **pool)
