@@ -157,6 +157,9 @@ def test_rules_and_explain():
     assert "JOB101" in out and "unguarded-job" in out
     by_name = invoke("explain", "unguarded-job")
     assert by_name.exit_code == 0 and "## What it flags" in by_name.output
+    assert "Automatic fix (unsafe, `jobsafe check --fix --unsafe-fixes`): runs the crontab " \
+           "command under `flock -n" in by_name.output
+    assert "Automatic fix" not in invoke("explain", "JOB201").output  # none for JOB201
     assert invoke("explain", "JOB999").exit_code == 2
 
 

@@ -379,10 +379,14 @@ def explain(rule):
     doc = load_docs().get(match.id)
     if doc is None:
         raise _Exit(f"no document for {match.id}")
+    fix = f"Automatic fix ({match.fix}, `jobsafe check --fix" + (
+        " --unsafe-fixes" if match.fix == "unsafe" else "") + f"`): {doc.meta.get('fix-does')}" \
+        "\n\n" if match.fix else ""
+    text = f"# {match.id} {match.name}\n\n{fix}{doc.body}"
     if sys.stdout.isatty():
         from rich.markdown import Markdown
 
-        _console(None).print(Markdown(f"# {match.id} {match.name}\n\n" + doc.body))
+        _console(None).print(Markdown(text))
     else:
-        sys.stdout.write(f"# {match.id} {match.name}\n\n{doc.body}")
+        sys.stdout.write(text)
 
