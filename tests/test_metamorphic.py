@@ -17,10 +17,7 @@ KNOWN_FAILING = {
     # db_locks: a queryset chain split into one helper per method
     # (update(filter(Model.objects, ...), ...)): the ORM recognisers read the chain as
     # written, the semantics does not rebuild it through helpers' returns
-    # pid_protocols: a PID file whose creation is a function of the script (claim(), a
-    # constant path) wrapped by a helper in another module (take(): return claim()): a
-    # function's path effects reach other modules only as a method of an object passed on
-    'helper-in-module': {'db_locks', 'pid_protocols'},
+    'helper-in-module': {'db_locks'},
     'helper-in-same-module': {'db_locks'},
 }
 

@@ -558,9 +558,26 @@ def helper_in_module(tree: Tree) -> bool:
         imports = _imports_of(module, tree, path)
         for helper in extract.helpers:
             tree.add(HELPERS, "\n".join(imports + ["\n", helper]))
-        return new.with_changes(body=[*new.body, cst.parse_statement(f"import {HELPERS}\n")])
+        return _after_imports(new, [cst.parse_statement(f"import {HELPERS}\n")])
 
     return _rewrite_files(tree, transform)
+
+
+def _after_imports(module: cst.Module, statements: list) -> cst.Module:
+    """``statements`` put right after the module's docstring and imports: a script that
+    calls ``main()`` at its end finds them defined (at the end they would come too late)."""
+    body = list(module.body)
+    at = 0
+    for i, stmt in enumerate(body):
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and stmt.body \
+            else None
+        docstring = i == 0 and isinstance(small, cst.Expr) and \
+            isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+        if docstring or isinstance(small, (cst.Import, cst.ImportFrom)):
+            at = i + 1
+        else:
+            break
+    return module.with_changes(body=[*body[:at], *statements, *body[at:]])
 
 
 def helper_in_same_module(tree: Tree) -> bool:
@@ -575,7 +592,7 @@ def helper_in_same_module(tree: Tree) -> bool:
         if not extract.helpers:
             return None
         helpers = [cst.parse_statement(h + "\n") for h in extract.helpers]
-        return new.with_changes(body=[*new.body, *helpers])
+        return _after_imports(new, helpers)
 
     return _rewrite_files(tree, transform)
 

@@ -641,8 +641,9 @@ class LockCalls(DbLocks):
     def _lock_files(self, unit: Unit, nodes, calls):
         """Lock/pid files and lock directories managed by hand (JOB201/JOB202), also when
         the test, the creation and the removal are functions of the module it calls."""
-        if "." in unit.name:  # what a method does to its object's paths, for other modules
-            own = self._path_effects(unit.name, ("self", unit.name.split(".")[0]))
+        if unit.name not in (MODULE, MAIN):  # what it does to lock paths, for other modules
+            own = self._path_effects(unit.name, ("self", unit.name.split(".")[0])
+                                     if "." in unit.name else None)
             unit.path_effects = own if own.tests or own.creates or own.removes else None
         checks: dict[str, cst.Call] = {}
         effects = {id(call): self._call_effects(call, unit) for call in calls}
@@ -739,6 +740,14 @@ class LockCalls(DbLocks):
                 if check is not None and self.line(check) <= self.line(call):
                     return path, False
                 if removed.get(path, -1) >= self.line(call):
+                    return path, False
+        if not any(self._path_text(a.value) for a in call.args
+                   if not isinstance(a.value, (cst.BaseNumber, cst.Lambda))):
+            # take(): a call given no path, between a test of one and its removal: a
+            # function elsewhere may create it (semantics reads its summary)
+            for path, check in sorted(checks.items()):
+                if not path.startswith("self.") and path not in created_paths and \
+                        self.line(check) <= self.line(call) <= removed.get(path, -1):
                     return path, False
         return None
 

@@ -670,6 +670,8 @@ class Semantics:
         unit = self.units_of(rel)[name]
         inner = Where(rel, name, self.bind(unit, call, at))
         given = [v for _, v in call.args]
+        if path is not None and not given:  # take(): what it (or what it calls) creates
+            return self._function_creates(rel, name, path)
         for made in unit.param_calls:
             if not isinstance(made, Call):
                 continue
@@ -692,6 +694,22 @@ class Semantics:
                 created = self._method_creates(made.func, inner, path)  # obj.write_lock()
                 if created is not None:
                     return created
+        return None
+
+    def _function_creates(self, rel: str, name: str, path: str, depth: int = 0) -> bool | None:
+        """Whether a function creates a constant path (its summary,
+        ``Unit.path_effects``), or a project function it calls does, and atomically."""
+        unit = self.units_of(rel).get(name)
+        if unit is None or depth > 4:
+            return None
+        if unit.path_effects is not None and path in unit.path_effects.creates:
+            return unit.path_effects.creates[path]
+        for dotted in dict.fromkeys(unit.calls):
+            target = self.resolve_dotted(rel, dotted)
+            if target is not None and target[1] and "." not in target[1]:
+                found = self._function_creates(target[0], target[1], path, depth + 1)
+                if found is not None:
+                    return found
         return None
 
     def _method_creates(self, method: Attr, where: Where, path: str) -> bool | None:
