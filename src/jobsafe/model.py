@@ -65,6 +65,9 @@ FactKind = Literal["exit-in-scope", "yield-in-scope", "fork-in-scope", "unlink-f
                    "retry-on-lock", "blocking-in-async", "handle-dropped", "unchecked-try-lock",
                    "lock-key-per-host", "key-per-run", "key-fresh-record", "key-missing",
                    "path-per-run", "scheduler-start", "starts-threads"]
+#: why a scheduler never runs a job: cron skips its file (JOB110), its entry is the last
+#: one of a file without a final newline (JOB110), its schedule never matches (JOB113)
+NeverRunsWhy = Literal["file-skipped", "unterminated", "never-matches"]
 #: what a filesystem where a job runs is, for its lock files
 MountKind = Literal["network", "shared", "local", "other"]
 #: where a job comes from (the JSON inventory's ``source``)
@@ -364,6 +367,14 @@ class BeatProcess:
 
 
 @dataclass(frozen=True)
+class NeverRuns:
+    """Why the scheduler never runs a job, and that in words."""
+
+    why: NeverRunsWhy
+    text: str
+
+
+@dataclass(frozen=True)
 class KeySlot:
     """Where a fix can add a key to a YAML block mapping: the start of a line, and the
     mapping's indentation."""
@@ -422,7 +433,7 @@ class Job:
     k8s: K8sFacts | None = None  # Kubernetes CronJobs
     workflow: WorkflowFacts | None = None  # GitHub Actions
     #: why the scheduler never runs this job (a file cron skips ...); None when it runs
-    never_runs: str | None = None
+    never_runs: NeverRuns | None = None
     #: how the job was found: LOW for a crontab recognised by its content alone
     confidence: Confidence = Confidence.HIGH
     #: for fixes: the command of a crontab line, as written

@@ -85,6 +85,39 @@ def cron_firings(expr: str) -> Firings:
     return Firings(((matching, seconds),), span_days)
 
 
+#: the most days each month can have (February: in leap years)
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
+                "September", "October", "November", "December")
+
+
+def impossible_days(expr: str) -> tuple[str, str | None] | None:
+    """For a cron expression whose fields cron accepts but whose days of the month never
+    come in its months (``0 0 30 2 *``, ``0 0 31 4,6 *``): (why in words, the expression
+    cron runs instead). Debian's cron fires on a day when the day-of-month or the
+    day-of-week matches (when both are restricted), so a restricted day-of-week still runs
+    (``m h * month dow``); with ``*`` there the entry never runs (None). None when the
+    expression is not of that kind."""
+    fields = expr.split()
+    if len(fields) != 5:
+        return None
+    minute, hour, dom, month, dow = fields
+    start = dt.datetime.combine(_span_start(), dt.time())
+    try:
+        days = CronSim(f"0 0 {dom} * *", start).days
+        months = CronSim(f"0 0 * {month} *", start).months
+        CronSim(f"{minute} {hour} * * {dow}", start)
+    except (CronSimError, ValueError, IndexError):
+        return None
+    if not days or not all(isinstance(d, int) and 1 <= d <= 31 for d in days) or \
+            any(d <= _MONTH_DAYS[m - 1] for d in days for m in months):
+        return None
+    named = ", ".join(str(d) for d in sorted(days))
+    why = f"day {named} never comes in " + \
+        " or ".join(_MONTH_NAMES[m - 1] for m in sorted(months))
+    return why, (None if dow.startswith("*") else f"{minute} {hour} * {month} {dow}")
+
+
 @lru_cache(maxsize=4096)
 def calendar_firings(expressions: tuple[str, ...]) -> Firings:
     """Firings of one or more ``OnCalendar=`` expressions (their union)."""

@@ -7,7 +7,7 @@ from functools import partial
 
 from ..discover import SourceFile, is_sniffable, sniff_head
 from ..link import build_job
-from ..model import Confidence, CronFile, Span
+from ..model import Confidence, CronFile, NeverRuns, Span
 from ..sources.crontab import (
     cron_d_name_ok,
     looks_like_crontab,
@@ -121,20 +121,21 @@ class CronAssembly(Step):
             (parts[-1] if in_cron_d else None, first)]
         # cron skips a cron.d file whose every installed name breaks its naming rule (JOB110)
         ignored = None if any(name is None or cron_d_name_ok(name) for name, _ in names) else \
-            f"cron ignores /etc/cron.d/{names[0][0]} (its name)"
+            NeverRuns("file-skipped", f"cron ignores /etc/cron.d/{names[0][0]} (its name)")
         last = result.last_entry_unterminated
         for entry in result.entries:
             unterminated = last is not None and entry.span.line == last.line
             self._add_cron_job(f.display, entry, os.path.dirname(f.rel), ignored or (
-                "cron does not run the last entry of a file without a final newline"
-                if unterminated else None), src.confidence, in_crontab=True)
+                NeverRuns("unterminated", "cron does not run the last entry of a file without "
+                                          "a final newline") if unterminated else None)
+                or entry.never_runs, src.confidence, in_crontab=True)
         for i, (name, where) in enumerate(names):
             self.project.cron_files.append(CronFile(
                 where, name, last if i == 0 else None, bool(result.entries), result.end_of_file,
                 name_ignored=name is not None and not cron_d_name_ok(name),
                 confidence=src.confidence))
 
-    def _add_cron_job(self, path: str, entry, base: str, never_runs: str | None = None,
+    def _add_cron_job(self, path: str, entry, base: str, never_runs: NeverRuns | None = None,
                       confidence: Confidence = Confidence.HIGH, in_crontab: bool = False) -> None:
         """A job of a crontab entry (``in_crontab``: a line of a crontab file, which fixes
         may edit, not one a Dockerfile writes)."""

@@ -9,7 +9,16 @@ from functools import partial
 
 from ..discover import SourceFile
 from ..link import build_job
-from ..model import Copies, CronFile, Job, ParseError, Schedule, Span, WorkflowFacts
+from ..model import (
+    Copies,
+    CronFile,
+    Job,
+    NeverRuns,
+    ParseError,
+    Schedule,
+    Span,
+    WorkflowFacts,
+)
 from ..paths import is_test_path
 from ..schedule import cron_schedule, expand_macro
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
@@ -187,7 +196,8 @@ class ManifestAssembly(Step):
                         [(task.command, locate)], self.tree, os.path.dirname(f.rel), task.user,
                         replicas=Copies(replicas[0], replicas[1], f"{replicas[0]} replicas")
                         if replicas and replicas[0] > 1 else None,
-                        never_runs=f"cron ignores /etc/cron.d/{name} (its name)"
+                        never_runs=NeverRuns("file-skipped",
+                                             f"cron ignores /etc/cron.d/{name} (its name)")
                         if name_ignored else None)
         self.project.jobs.append(job)
         if name is not None:

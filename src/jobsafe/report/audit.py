@@ -247,7 +247,7 @@ def build_audit(analysis: Analysis) -> Audit:
         entry = next((t.entry for t in job.targets if t.entry is not None), None)
         row = JobRow(
             index=index, job=job,
-            words=f"never runs: {job.never_runs}" if job.never_runs else in_words(s),
+            words=f"never runs: {job.never_runs.text}" if job.never_runs else in_words(s),
             every=format_duration(s.min_interval_seconds) if s.min_interval_seconds else "",
             guard=overlap_guard(job), locks=[lock_text(lock) for lock in job.all_locks],
             bound=format_duration(job.runtime_bound_seconds)

@@ -554,3 +554,23 @@ class DstSensitiveSchedule(Rule):
                         "changes skip or repeat: the job is missed or runs twice on those days",
                         schedule=sched.text, at=at, timezone=sched.timezone),
                 (job,), job.id)
+
+
+class ScheduleNeverRuns(Rule):
+    id = "JOB113"
+    name = "schedule-never-runs"
+    severity = Severity.ERROR
+    summary = "A schedule entry the scheduler accepts but never runs (its day never comes)."
+    sources = ("cron",)
+
+    def check(self, project):
+        for job in sorted(project.jobs, key=lambda j: j.span):
+            never = job.never_runs
+            if never is None or never.why != "never-matches":
+                continue
+            yield self.finding(
+                job.span,
+                message("`{schedule}` never fires: {why}; cron accepts the line, so nothing "
+                        "says that the job never runs", schedule=job.schedule.text,
+                        why=prose(never.text)),
+                (job,), job.id)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..model import ParseError, Schedule, Span
-from ..schedule import cron_schedule, expand_macro
+from ..model import NeverRuns, ParseError, Schedule, Span
+from ..schedule import cron_schedule, expand_macro, impossible_days
 from ..timespec import ScheduleError
 from .shell import Locator
 
@@ -34,6 +34,8 @@ class CronEntry:
     command: str
     locator: Locator
     env: dict[str, str]
+    #: cron accepts the entry but never runs it (its day never comes)
+    never_runs: NeverRuns | None = None
 
 
 @dataclass
@@ -156,6 +158,7 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
 
 
 def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
+    never: NeverRuns | None = None
     stripped = line.lstrip()
     indent = len(line) - len(stripped)
     line_span = Span(path, lineno, indent + 1, lineno, len(line.rstrip()) + 1)
@@ -190,8 +193,16 @@ def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
         try:
             schedule = cron_schedule(expr, expr, env.get("CRON_TZ"))
         except ScheduleError as exc:
-            error(f"invalid schedule {expr!r}: {exc}")
-            return None
+            impossible = impossible_days(expr)
+            if impossible is None:
+                error(f"invalid schedule {expr!r}: {exc}")
+                return None
+            why, instead = impossible
+            if instead is not None:  # the day-of-week alone decides
+                schedule = cron_schedule(expr, instead, env.get("CRON_TZ"))
+            else:
+                schedule = Schedule(text=expr, kind="cron", timezone=env.get("CRON_TZ"))
+                never = NeverRuns("never-matches", why)
     schedule_end = len(line[:rest].rstrip())
     user = None
     if system:
@@ -207,4 +218,4 @@ def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
         return None
     locator = Locator(path, command, lineno, columns[0], columns)
     return CronEntry(Span(path, lineno, indent + 1, lineno, schedule_end + 1), schedule, user,
-                     command, locator, dict(env))
+                     command, locator, dict(env), never)
