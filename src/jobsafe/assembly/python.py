@@ -34,9 +34,9 @@ class PythonAssembly(Step):
 
     def run(self) -> None:
         python = self.tree.python
-        for rel, f in sorted(python.files.items()):
+        for rel in sorted(python.files):
             if python.might_lock(rel):
-                self.guarded(f.display, partial(self._python, rel))
+                self.guarded(python.files[rel].display, partial(self._python, rel))
         self.project.parse_errors.extend(python.errors)
         self.project.internal_errors.extend(python.internal_errors)
 

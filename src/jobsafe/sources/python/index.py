@@ -98,6 +98,8 @@ class PythonIndex:
         self._light: dict[str, ModuleFacts | None] = {}
         #: (function, use) of a module the prefilter passed over -> whether it may lock
         self._reaches: dict[tuple[tuple[str, str], str], bool] = {}
+        #: id(use site) -> (the site, the names it may call): kept alive with its key
+        self._site_names: dict[int, tuple[CallSite, set[str]]] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
         packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
         self._packages = packages
@@ -227,12 +229,14 @@ class PythonIndex:
                 for s in entered_sites(inner, site.use))
         return self._reaches[key]
 
-    @staticmethod
-    def may_reach(site: CallSite, unit: Unit, facts: ModuleFacts, names) -> bool:
+    def may_reach(self, site: CallSite, unit: Unit, facts: ModuleFacts, names) -> bool:
         """A site calling one of ``names``, or whose callee cannot be named (a helper's
         parameter: ``receiver.acquire()``)."""
-        named = site_names(site, unit, facts)
-        return not named or bool(named & names)
+        key = id(site)
+        named = self._site_names.get(key)
+        if named is None:  # (asked once per round of lock_names and per use: read once)
+            named = self._site_names[key] = (site, site_names(site, unit, facts))
+        return not named[1] or bool(named[1] & names)
 
     def _may_call_lock_name(self, rel: str, name: str) -> bool:
         """Whether a function of a module the prefilter passed over calls one of
