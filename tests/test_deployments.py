@@ -2,6 +2,7 @@
 import pytest
 
 from jobsafe.sources.compose import compose_services
+from jobsafe.sources.dockerfile import runner_files
 from jobsafe.sources.kubernetes import Catalog, classify_claim, workloads
 from jobsafe.sources.mounts import fstab_mounts, mount_unit
 from jobsafe.sources.workloads import celery_role, image_name, runs_cron_daemon
@@ -110,3 +111,18 @@ def test_supervisor_programs_with_continuations_comments_and_numprocs():
     assert beat.containers[0].command_span.line == 5
     assert beat.note == "numprocs=3 in supervisor program beat"
     assert (web.name, web.copies, web.note) == ("web", 1, "")
+
+
+@pytest.mark.parametrize("command, files", [
+    ('["supercronic", "-passthrough-logs", "/app/jobs.cron"]', ["/app/jobs.cron"]),
+    ("supercronic -split-logs -json /srv/crontab", ["/srv/crontab"]),
+    ("/usr/local/bin/go-crond --allow-unprivileged root:/app/cron", ["/app/cron"]),
+    ("crontab /app/crontab && cron -f", ["/app/crontab"]),
+    ("cron -f", []),
+    ("supercronic /etc/crontab", []),  # a cron path: read as cron reads it
+    ("supercronic -prometheus-listen-address :9746 /app/crontab", ["/app/crontab"]),
+    ('["supercronic", "crontab"]', ["/app/crontab"]),  # relative to WORKDIR /app
+    ("crontab -l", []),
+])
+def test_the_crontab_a_container_cron_runner_reads(command, files):
+    assert runner_files(command, "/app") == files

@@ -1,9 +1,12 @@
-"""Dockerfiles as a cron source: crontab lines written by ``RUN`` and files ``COPY``-ed
-into ``/etc/cron.d`` or ``/etc/crontab``."""
+"""Dockerfiles as a cron source: crontab lines written by ``RUN``, files ``COPY``-ed into
+``/etc/cron.d`` or ``/etc/crontab``, and files a container's cron runner reads
+(``supercronic FILE``, ``go-crond FILE``, ``RUN crontab FILE``: user crontabs, no user
+field)."""
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .crontab import CronEntry, parse_crontab
@@ -16,6 +19,37 @@ _CRON_PATH = re.compile(r"^/etc/(?:crontab|cron\.d/.*|crontabs/.+)$|^/var/spool/
 
 def is_cron_destination(dest: str) -> bool:
     return bool(_CRON_PATH.match(dest)) or dest.rstrip("/") in ("/etc/cron.d", "/var/spool/cron/crontabs")
+
+
+#: cron runners given their crontab as an argument: supercronic [flags] FILE, go-crond
+#: [flags] [USER:]FILE, crontab FILE (which installs it as the user's crontab)
+_RUNNER = re.compile(r"(?:^|[\s/'\"])(supercronic|go-crond|crontab)\b")
+
+
+def runner_files(command: str, workdir: str = "/") -> list[str]:
+    """The crontab files a command hands a cron runner, as container paths (a relative
+    one from ``workdir``): the runner's last argument that is not an option, before the
+    command ends (``supercronic -prometheus-listen-address :9746 /app/crontab``)."""
+    words = [w.strip("'\",[]") for w in re.split(r"[\s,]+", command) if w.strip("'\",[]")]
+    found = []
+    for i, word in enumerate(words):
+        name = word.rsplit("/", 1)[-1]
+        if name not in ("supercronic", "go-crond", "crontab"):
+            continue
+        args = []
+        for arg in words[i + 1:]:
+            if arg in ("&&", "||", ";", "|") or arg.endswith(";"):
+                break
+            args.append(arg)
+        positional = [a for a in args if not a.startswith("-")]
+        if not positional or (name == "crontab" and args and args[0].startswith("-")):
+            continue  # crontab -l, crontab -r: no file installed
+        path = positional[-1].split(":", 1)[1] if name == "go-crond" and ":" in positional[-1] \
+            else positional[-1]
+        path = path if path.startswith("/") else workdir.rstrip("/") + "/" + path
+        if not path.startswith("/etc/cron"):
+            found.append(path)
+    return found
 
 
 def is_system_destination(dest: str) -> bool:
@@ -34,6 +68,8 @@ class CopyHint:
 class DockerfileResult:
     entries: list[CronEntry] = field(default_factory=list)
     copies: list[CopyHint] = field(default_factory=list)
+    #: container paths of crontabs a cron runner reads (supercronic FILE ...)
+    runner_files: list[str] = field(default_factory=list)
 
 
 def _instructions(text: str):
@@ -64,14 +100,50 @@ def _instructions(text: str):
 
 def parse_dockerfile(path: str, text: str) -> DockerfileResult:
     result = DockerfileResult()
+    copies: list[tuple[CopyHint, str]] = []  # (the copy, the WORKDIR it is made in)
+    instructions = []
+    workdir = "/"
     for line, column, instruction, args in _instructions(text):
+        if instruction == "WORKDIR" and args.strip():
+            target = args.strip().strip("'\"")
+            workdir = target if target.startswith("/") else workdir.rstrip("/") + "/" + target
+        instructions.append((line, column, instruction, args, workdir))
+        if instruction in ("RUN", "CMD", "ENTRYPOINT") and _RUNNER.search(args):
+            result.runner_files.extend(runner_files(args.replace("\\\n", " "), workdir))
+    for line, column, instruction, args, workdir in instructions:
         if instruction in ("COPY", "ADD"):
             hint = _copy(line, column, args)
             if hint is not None:
-                result.copies.append(hint)
+                copies.append((hint, workdir))
         elif instruction == "RUN" and not args.lstrip().startswith("["):
-            result.entries.extend(_run(path, line, column, args))
+            result.entries.extend(_run(path, line, column, args, result.runner_files, workdir))
+    for hint, at in copies:
+        if is_cron_destination(hint.dest):
+            result.copies.append(hint)
+            continue
+        sources = [found for source in hint.sources for file in result.runner_files
+                   if (found := _copied_as(hint, at, source, file)) is not None]
+        if sources:
+            result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest))
     return result
+
+
+def _copied_as(hint: CopyHint, workdir: str, source: str, file: str) -> str | None:
+    """The build-context path a COPY puts at the container path ``file`` (``COPY crontab
+    /app/crontab``; ``COPY crontab .`` in WORKDIR /app; ``COPY . .``: the file of the same
+    relative path), or None."""
+    dest = hint.dest if hint.dest.startswith("/") else \
+        workdir.rstrip("/") + "/" + hint.dest
+    folder = dest.endswith(("/", "/.")) or hint.dest in (".", "./") or len(hint.sources) > 1
+    dest = dest.removesuffix("/.").rstrip("/") or "/"
+    if not folder:
+        return source if dest == file and not source.endswith("/") and source != "." else None
+    if not file.startswith(dest.rstrip("/") + "/"):
+        return None
+    inside = file[len(dest.rstrip("/")) + 1:]
+    if source in (".", "./") or source.endswith("/"):
+        return (source.rstrip("/") + "/" + inside).removeprefix("./")
+    return source if source.rstrip("/").rsplit("/", 1)[-1] == inside else None
 
 
 def _copy(line: int, column: int, args: str) -> CopyHint | None:
@@ -86,12 +158,15 @@ def _copy(line: int, column: int, args: str) -> CopyHint | None:
     if any(w.startswith("--from") for w in words):
         return None
     words = [w for w in words if not w.startswith("--")]
-    if len(words) < 2 or not is_cron_destination(words[-1]):
+    if len(words) < 2:
         return None
     return CopyHint(line, column, words[:-1], words[-1])
 
 
-def _run(path: str, line: int, column: int, args: str) -> list[CronEntry]:
+def _run(path: str, line: int, column: int, args: str, runner_files: Sequence[str] = (),
+         workdir: str = "/") -> list[CronEntry]:
+    """Crontab lines a RUN writes (``echo … >> /etc/crontab``, ``… | crontab -``, or into a
+    file a cron runner reads: a user crontab)."""
     script = parse_script(args)
     locate = Locator(path, args, line, column)
     piped_to_crontab = re.search(r"\|\s*crontab\b", args) is not None
@@ -99,8 +174,9 @@ def _run(path: str, line: int, column: int, args: str) -> list[CronEntry]:
     for cmd in script.cmds:
         if cmd.name not in ("echo", "printf") or len(cmd.argv) < 2:
             continue
-        dests = [w.text for op, w in cmd.redirects]
-        target = next((d for d in dests if is_cron_destination(d)), None)
+        dests = [w.text if w.text.startswith("/") else workdir.rstrip("/") + "/" + w.text
+                 for op, w in cmd.redirects]
+        target = next((d for d in dests if is_cron_destination(d) or d in runner_files), None)
         if target is None and not piped_to_crontab:
             continue
         words = [w for w in cmd.argv[1:] if not (w.text.startswith("-") and len(w.text) <= 3)]
