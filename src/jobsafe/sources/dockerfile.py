@@ -121,8 +121,9 @@ def parse_dockerfile(path: str, text: str) -> DockerfileResult:
         if is_cron_destination(hint.dest):
             result.copies.append(hint)
             continue
-        sources = [found for source in hint.sources for file in result.runner_files
-                   if (found := _copied_as(hint, at, source, file)) is not None]
+        sources = list(dict.fromkeys(
+            found for source in hint.sources for file in result.runner_files
+            if (found := _copied_as(hint, at, source, file)) is not None))
         if sources:
             result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest))
     return result
