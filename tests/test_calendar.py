@@ -76,3 +76,11 @@ def test_schedule_arithmetic():
     assert s.min_interval_seconds == 86400 - 2 * 3600 and s.runs_per_day == 1.0
     assert calendar_schedule(("daily",), "daily").fixed_time
     assert not calendar_schedule(("hourly",), "hourly").fixed_time
+
+
+@pytest.mark.parametrize("expression", ["*-*-* 00:00:00/0.5", "*-*-* 00:00:00/0.000001"])
+def test_a_sub_second_repetition_is_computed_not_enumerated(expression):
+    """Every whole second of the minute (sub-second firings are counted per second);
+    0.000001 s steps were 60 million iterations and hung the analysis."""
+    seconds = parse_calendar(expression).day_seconds()
+    assert seconds == tuple(range(60))

@@ -44,6 +44,12 @@ class Item:
 
     def values(self, lo: int, hi: int) -> set[float]:
         end = self.stop if self.stop is not None else (hi if self.step else self.start)
+        if self.step and self.step < 1:
+            # a sub-second repetition passes every whole second from its start to its last
+            # value: computed, not enumerated (00:00:00/0.000001 would be 60 million steps)
+            last = self.start + ((end - self.start) // self.step) * self.step
+            return {float(v) for v in range(int(self.start), int(last) + 1)} \
+                if last >= self.start else set()
         if self.step:
             out, v = set(), self.start
             while v <= end:
