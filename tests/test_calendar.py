@@ -24,7 +24,37 @@ EXPRESSIONS = [
     "*-*-10..20 07:00", "*-3..5-* 00:00", "*-*-1/7 08:00", "*-*-* 4:00", "*-*-* 12:00:00",
     "monday 02:00", "*-*-* *:0/5", "*-*-* 08:00:00/30", "Fri,Mon 01:00", "*-*-* 00:00:00 UTC",
 ]
-INVALID = ["Fri..Mon 01:00", "*-*-* 25:00", "*-13-01", "Funday 01:00", "*-*-* 12:60", "every day", "*-*-32"]
+# the inputs of systemd's own src/test/test-calendarspec.c (test_one, test_next), and cases
+# where jobsafe and systemd-analyze disagreed before (issue 16)
+EXPRESSIONS += [
+    "Sat,Thu,Mon-Wed,Sat-Sun", "Sat,Thu,Mon..Wed,Sat..Sun", "Mon,Sun 12-*-* 2,1:23",
+    "Wed *-1", "Wed-Wed,Wed *-1", "Wed..Wed,Wed *-1", "Wed, 17:48",
+    "Wed-Sat,Tue 12-10-15 1:2:3", "Wed..Sat,Tue 12-10-15 1:2:3", "*-*-7 0:0:0", "10-15",
+    "monday *-12-* 17:00", "Mon,Fri *-*-3,1,2 *:30:45", "12,14,13,12:20,10,30",
+    "mon,fri *-1/2-1,3 *:30:45", "03-05 08:05:40", "08:05:40", "05:40",
+    "Sat,Sun 12-05 08:05:40", "Sat,Sun 08:05:40", "2003-03-05 05:40", "2003-03-05", "03-05",
+    "semi-annually", "*:2/3", "2015-10-25 01:00:00 uTc", "2016-03-27 03:17:00.4200005",
+    "2016-03-27 03:17:00/0.42", "9..11,13:00,30", "1..3-1..3 1..3:1..3",
+    "00:00:1.125..2.125", "00:00:1.0..3.8", "*-*~1 Utc", "*-*~05,3 ", "*-*~* 00:00:00",
+    "Monday", "Monday *-*-*", "*-*-*", "2016-03-27 03:17:00 UTC",
+    "2016-03-27 03:17:00.420000001 UTC", "2015-11-13 09:11:23.42",
+    "2015-11-13 09:11:23.42/1.77", "Sun 16:00:00", "*-04-31", "2016-02~01 UTC",
+    "Mon 2017-05~01..07 UTC", "Mon 2017-05~07/1 UTC",
+    "Mon *-05~07/1", "*-*~03/2", "*-*~07/3", "*-*~02/1", "Wed,", "bi-annually", "@1493187147",
+    "9-1-1", "70-1-1", "22/1:00", "21/2:00", "*:58/1", "*-*-30/1", "2027/1-1-1",
+    "*-*-* 00:00:58/1.5", "*-*-* 05..05:00", "*-*-* 10,10:00",
+]
+#: firings within a second: jobsafe counts whole seconds (a job's interval is never shorter
+#: than one), so only the acceptance and the normalised form are compared
+SUB_SECOND = ["*-*-* 00:00:59/0.5", "*-*-* 00:00:00.0000005", "*-*-* 00:00:00/0.000001"]
+INVALID = ["Fri..Mon 01:00", "*-*-* 25:00", "*-13-01", "Funday 01:00", "*-*-* 12:60", "every day", "*-*-32",
+           # systemd's test-calendarspec.c rejects these
+           "test", " utc", "7", "121212:1:2", "2000-03-05.23 00:00:00", "2000-03-05 00:00.1:00",
+           "00:00:00/0.00000001", "00:00:00.0..00.9", "2016~11-22", "*-*~5/5",
+           # and systemd-analyze these (jobsafe accepted them before)
+           "*~29", "*-*~29", "20/4:00", "00:00/60", "*/4:00", "*:*/15", "23/1:00", "*:59/1",
+           "*-*-31/1", "*-12/1-1", "*-*~01/1", "uTc", "*-*-* 00:00:01..01.5",
+           "*-*-* 00:00:00/0.0000004"]
 BASE = "2027-01-01 00:00:00 UTC"
 ANALYZE = shutil.which("systemd-analyze")
 
@@ -59,6 +89,12 @@ def test_matches_systemd_analyze(expression):
     expected = systemd_reading(expression)
     assert expected[0] is not None, f"systemd rejects {expression!r}"
     assert jobsafe_reading(expression) == expected
+
+
+@pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze not installed")
+@pytest.mark.parametrize("expression", SUB_SECOND)
+def test_sub_second_expressions_read_as_systemd_reads_them(expression):
+    assert parse_calendar(expression).normalized() == systemd_reading(expression)[0]
 
 
 @pytest.mark.parametrize("expression", INVALID)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass
 from functools import cached_property
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -26,6 +27,9 @@ SHORTHANDS = {
     "annually": "*-01-01 00:00:00",
     "quarterly": "*-01,04,07,10-01 00:00:00",
     "semiannually": "*-01,07-01 00:00:00",
+    "semi-annually": "*-01,07-01 00:00:00",
+    "biannually": "*-01,07-01 00:00:00",
+    "bi-annually": "*-01,07-01 00:00:00",
 }
 WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 _WEEKDAY_NAMES = {**{d: i for i, d in enumerate(WEEKDAYS)},
@@ -43,7 +47,9 @@ class Item:
     step: float | None = None
 
     def values(self, lo: int, hi: int) -> set[float]:
-        end = self.stop if self.stop is not None else (hi if self.step else self.start)
+        # (a repetition runs to the end of the last unit: 58/1.5 seconds is 58 and 59.5)
+        end = self.stop if self.stop is not None else \
+            (hi + 0.999999 if self.step else self.start)
         if self.step and self.step < 1:
             # a sub-second repetition passes every whole second from its start to its last
             # value: computed, not enumerated (00:00:00/0.000001 would be 60 million steps)
@@ -67,10 +73,10 @@ class Item:
                 return f"{whole:0{width}d}.{round((v - whole) * 1_000_000):06d}"
             return f"{int(v):0{width}d}"
         out = fmt(self.start)
-        if self.stop is not None:
+        if self.stop is not None and self.stop != self.start:
             out += f"..{fmt(self.stop)}"
         if self.step:
-            out += f"/{fmt(self.step).lstrip('0') or '0'}"
+            out += "/" + re.sub(r"^0+(?=\d)", "", fmt(self.step))
         return out
 
 
@@ -89,7 +95,9 @@ class Component:
     def text(self, width: int) -> str:
         if self.items is None:
             return "*"
-        return ",".join(i.text(width) for i in sorted(self.items, key=lambda i: i.start))
+        # sorted, each written once ("12,14,13,12" is "12,13,14")
+        return ",".join(dict.fromkeys(i.text(width) for i in sorted(
+            self.items, key=lambda i: (i.start, i.stop or i.start, i.step or 0))))
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,17 @@ class CalendarSpec:
 
     @cached_property  # matches_day runs for every day of four years
     def _days(self) -> set[int]:
+        if self.from_end and self.days.items is not None:
+            # counted from the end, a repetition steps toward the month's last day:
+            # ~07/1 is the last seven days, ~03/2 the third-last and the last
+            out: set[int] = set()
+            for item in self.days.items:
+                if item.step and item.stop is None:
+                    out |= {int(item.start - k * item.step)
+                            for k in range(int((item.start - 1) // item.step) + 1)}
+                else:
+                    out |= {int(v) for v in item.values(1, 31)}
+            return out
         return {int(v) for v in self.days.values(1, 31)}
 
     def day_seconds(self) -> tuple[int, ...]:
@@ -162,7 +181,16 @@ def _weekday_text(days: frozenset[int]) -> str:
 _NUMBER = r"\d+(?:\.\d+)?"
 
 
-def _component(text: str, lo: int, hi: int, what: str, fraction: bool = False) -> Component:
+def _microseconds(text: str) -> float:
+    """A number as systemd reads it: whole microseconds, the seventh digit rounding half up
+    ("00.4200005" is 0.420001); floats would round it the other way."""
+    return float(Decimal(text).quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP))
+
+
+def _component(text: str, lo: int, hi: int, what: str, fraction: bool = False,
+               downward: bool = False) -> Component:
+    """A component's items; ``downward``: days counted from the month's end, whose
+    repetitions step toward its last day (``~07/2``: the 7th, 5th, 3rd and last day)."""
     if text == "*":
         return Component(None)
     items = []
@@ -170,17 +198,25 @@ def _component(text: str, lo: int, hi: int, what: str, fraction: bool = False) -
         m = re.fullmatch(rf"(\*|{_NUMBER})(?:\.\.({_NUMBER}))?(?:/({_NUMBER}))?", piece)
         if not m:
             raise ScheduleError(f"invalid {what} {piece!r}")
-        start = float(lo) if m.group(1) == "*" else float(m.group(1))
-        stop = float(m.group(2)) if m.group(2) else None
-        step = float(m.group(3)) if m.group(3) else None
+        start = float(lo) if m.group(1) == "*" else _microseconds(m.group(1))
+        stop = _microseconds(m.group(2)) if m.group(2) else None
+        step = _microseconds(m.group(3)) if m.group(3) else None
         if m.group(1) == "*" and step is None:
             return Component(None)
+        if m.group(1) == "*":  # systemd reads no repetition from "*" ("*/4:00")
+            raise ScheduleError(f"invalid {what} {piece!r}")
         if not fraction and (start != int(start) or (stop is not None and stop != int(stop))):
             raise ScheduleError(f"invalid {what} {piece!r}")
-        if stop is not None and step:  # systemd shows the last value reached: 0..23/4 -> 0..20/4
-            stop = start + ((stop - start) // step) * step
+        if stop is not None and 0 < stop - start < 1:
+            raise ScheduleError(f"invalid {what} {piece!r}")  # a range of less than one step
+        if stop is not None:  # systemd shows the last value reached: 0..23/4 -> 0..20/4
+            stop = start + ((stop - start) // (step or 1)) * (step or 1)
+        top = hi + 0.999999 if fraction else hi  # a second runs up to its last microsecond
+        second = start - step if downward and step else start + step if step else None
         if start < lo or start > hi or (stop is not None and (stop < start or stop > hi)) \
-                or (step is not None and step <= 0):
+                or (step is not None and (step <= 0 or (stop is None and second is not None
+                                                         and not lo <= second <= top))):
+            # (a repetition must reach a second value: "20/4:00" is only 20, systemd refuses)
             raise ScheduleError(f"{what} out of range: {piece!r}")
         items.append(Item(start, stop, step))
     return Component(tuple(items))
@@ -191,11 +227,18 @@ def parse_calendar(expression: str) -> CalendarSpec:
     text = " ".join(expression.split())
     if not text:
         raise ScheduleError("empty calendar expression")
+    if re.fullmatch(r"@\d+", text):  # seconds since the epoch: one moment, in UTC
+        try:
+            moment = dt.datetime.fromtimestamp(int(text[1:]), dt.timezone.utc)
+        except (OverflowError, ValueError, OSError):
+            raise ScheduleError(f"invalid calendar expression {text!r}") from None
+        text = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
     words = text.split(" ")
     timezone = None
-    if len(words) > 1 and (words[-1] == "UTC" or "/" in words[-1] and not
+    if len(words) > 1 and (words[-1].upper() == "UTC" or "/" in words[-1] and not
                            re.match(r"^[\d*]", words[-1])):
         timezone = words.pop()
+        timezone = "UTC" if timezone.upper() == "UTC" else timezone
         try:
             ZoneInfo(timezone)
         except (ZoneInfoNotFoundError, ValueError):
@@ -236,7 +279,10 @@ def parse_calendar(expression: str) -> CalendarSpec:
 def _weekdays(text: str) -> frozenset[int] | None:
     """Weekday names, lists and ranges (``Mon..Fri``); None when all seven match."""
     days: set[int] = set()
-    for piece in text.split(","):
+    pieces = text.split(",")
+    if len(pieces) > 1 and pieces[-1] == "":
+        pieces.pop()  # "Wed," (systemd allows the trailing comma)
+    for piece in pieces:
         bounds = re.split(r"\.\.|-", piece)
         try:
             idx = [_WEEKDAY_NAMES[b.lower()] for b in bounds]
@@ -260,9 +306,17 @@ def _date(text: str):
         raise ScheduleError(f"invalid date {text!r}")
     if from_end and not re.search(r"~[^-~]*$", text):
         raise ScheduleError(f"invalid date {text!r}")
+    if re.fullmatch(r"\d{1,2}", parts[0]):  # two-digit years, as systemd reads them
+        parts[0] = str(int(parts[0]) + (2000 if int(parts[0]) < 70 else 1900))
     years = _component(parts[0], 1970, 2199, "year")
     months = _component(parts[1], 1, 12, "month")
-    days = _component(parts[2], 1, 31, "day")
+    days = _component(parts[2], 1, 31, "day", downward=from_end)
+    if days.items is None:
+        from_end = False  # "~*" is every day: "-*"
+    if from_end and days.items is not None and any(
+            item.start > 28 or (item.stop or 0) > 28 for item in days.items):
+        # counted from the end, a day must exist in every month (systemd refuses ~29)
+        raise ScheduleError(f"invalid date {text!r}")
     return years, months, days, from_end
 
 
