@@ -60,7 +60,7 @@ def fixed_texts(findings: list[Finding]) -> dict[str, tuple[str, str, str]]:
 
 
 def diff_of(finding: Finding, read: Callable[[str], str | None],
-            name: Callable[[str], str] = str) -> str | None:
+            name: Callable[[str], str] = str, context: int = 3) -> str | None:
     """The unified diff of one finding's fix, its files' texts from ``read`` (display path
     -> text) and named in the diff by ``name``; None when it has no fix or a file cannot
     be read."""
@@ -74,15 +74,15 @@ def diff_of(finding: Finding, read: Callable[[str], str | None],
         original = read(path)
         if original is None:
             return None
-        out.append(unified_diff(name(path), original, apply_edits(original, edits)))
+        out.append(unified_diff(name(path), original, apply_edits(original, edits), context))
     return "".join(out)
 
 
-def unified_diff(path: str, original: str, fixed: str) -> str:
+def unified_diff(path: str, original: str, fixed: str, context: int = 3) -> str:
     def lines(text):
         out = text.splitlines(keepends=True)
         if out and not out[-1].endswith("\n"):
             out[-1] += "\n\\ No newline at end of file\n"
         return out
     return "".join(difflib.unified_diff(lines(original), lines(fixed),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+                                        fromfile=f"a/{path}", tofile=f"b/{path}", n=context))

@@ -230,7 +230,8 @@ def build_audit(analysis: Analysis) -> Audit:
     def from_root(path: str) -> str:  # a diff to apply in the analysed root
         return relative_to_root(path, analysis.project.root)
 
-    views = [FindingView(i, f, excerpt(f), fix_diff=diff_of(f, text_of, from_root))
+    # (one line of context: the page shows its excerpt beside it, and stays small)
+    views = [FindingView(i, f, excerpt(f), fix_diff=diff_of(f, text_of, from_root, context=1))
              for i, f in enumerate(analysis.findings)]
     by_job: dict[str, list[FindingView]] = defaultdict(list)
     for view in views:

@@ -18,7 +18,7 @@ _STATEFUL_ACTION = re.compile(
     r"deploy|publish|release|gh-pages|aws-actions/|azure/|google-github-actions/|"
     r"peter-evans/create-pull-request|stefanzweifel/git-auto-commit|EndBug/add-and-commit|"
     r"softprops/action-gh-release|docker/build-push-action|pypa/gh-action-pypi-publish|"
-    r"actions/github-script", re.I)
+    r"actions/github-script|actions/stale|lock-threads", re.I)
 
 
 @dataclass
@@ -29,6 +29,26 @@ class ScheduledWorkflow:
     state_change: Span | None  # the first step that changes external state
     state_what: str
     jobs_slot: KeySlot | None = None  # above the top-level ``jobs:`` key
+
+
+def _write_scopes(permissions: YNode | None) -> tuple[int, str] | None:
+    """(line, words) of the first write scope a ``permissions:`` block grants
+    (``write-all``, ``contents: write``); None when it grants none."""
+    if permissions is None:
+        return None
+    if permissions.value == "write-all":
+        return permissions.key_line or permissions.line, "permissions: write-all"
+    for scope, level in permissions.items():
+        if level.value == "write" and scope in _WRITING_SCOPES:
+            return level.key_line or level.line, f"permissions: {scope}: write"
+    return None
+
+
+#: token scopes whose write changes the repository or what it publishes (not reporting:
+#: a scheduled CodeQL scan's security-events, checks, statuses; not id-token, which only
+#: authenticates)
+_WRITING_SCOPES = {"contents", "issues", "pull-requests", "packages", "deployments", "pages",
+                   "discussions", "repository-projects", "actions"}
 
 
 def is_workflow(rel: str) -> bool:
@@ -59,6 +79,12 @@ def scheduled_workflow(path: str, doc: YNode) -> ScheduledWorkflow | None:
                 state, what = Span(path, step.line), stateful.group(0).strip()
             elif state is None and uses and _STATEFUL_ACTION.search(uses):
                 state, what = Span(path, step.line), uses
+    if state is None:  # the workflow says it writes: its token's write scopes
+        for node in [doc, *(job for _, job in (jobs.items() if jobs is not None else []))]:
+            written = _write_scopes(node.get("permissions"))
+            if written is not None:
+                state, what = Span(path, written[0]), written[1]
+                break
     jobs_slot = KeySlot(Span(path, jobs.key_line, 1, jobs.key_line, 1), doc.column - 1) \
         if jobs is not None and jobs.key_line and not doc.flow else None
     return ScheduledWorkflow(doc.text("name") or path, crons, concurrency, state, what,
