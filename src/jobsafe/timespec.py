@@ -30,6 +30,10 @@ SYSTEMD = DurationDialect({
     "week": 604800, "weeks": 604800, "M": 2629800, "month": 2629800, "months": 2629800,
     "y": 31557600, "year": 31557600, "years": 31557600}, compound=True)
 
+#: Go's time.ParseDuration ("1h30m", "90s"): robfig/cron's "@every", so Kubernetes'
+GO = DurationDialect({"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600},
+                     compound=True)
+
 _PART = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)")
 
 

@@ -2,6 +2,7 @@
 cron tasks and inventories, and the topology they imply."""
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -20,7 +21,7 @@ from ..model import (
     WorkflowFacts,
 )
 from ..paths import is_test_path
-from ..schedule import cron_schedule, expand_macro
+from ..schedule import cron_schedule, expand_macro, impossible_days
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
 from ..sources.compose import compose_services
 from ..sources.crontab import cron_d_name_ok
@@ -36,7 +37,7 @@ from ..sources.yamlfile import (
     YNode,
     load_documents,
 )
-from ..timespec import ScheduleError
+from ..timespec import GO, ScheduleError, parse_duration
 from .context import Step
 
 _ANSIBLE_HINTS = re.compile(r"^\s*-?\s*(?:ansible\.(?:builtin|legacy)\.)?cron:|^\s*-?\s*hosts:|"
@@ -110,15 +111,33 @@ class ManifestAssembly(Step):
         if m:
             timezone, text = m.group(1), m.group(2)
         expr = expand_macro(text) or text
+        never: NeverRuns | None = None
+        every = parse_duration(text[len("@every "):], GO) if text.startswith("@every ") \
+            else None
         if TEMPLATE_VALUE in text:  # a Helm value: when it fires is not in the tree
             schedule = Schedule(text=spec.schedule, kind="templated", timezone=timezone)
+        elif every is not None and every > 0:  # robfig/cron's interval (at least a second)
+            seconds = max(1, math.ceil(every))
+            schedule = Schedule(text=spec.schedule, kind="interval", timezone=timezone,
+                                min_interval_seconds=seconds,
+                                runs_per_day=round(86400 / seconds, 4))
         else:
             try:
                 schedule = cron_schedule(spec.schedule, expr, timezone)
             except ScheduleError as exc:
-                self.project.parse_errors.append(ParseError(spec.schedule_span,
-                                                            f"invalid CronJob schedule: {exc}"))
-                return
+                # robfig/cron accepts a day no month has, and never fires it (Kubernetes
+                # then never starts a Job); with a day of the week too, fires on those
+                impossible = impossible_days(expr)
+                if impossible is None:
+                    self.project.parse_errors.append(ParseError(
+                        spec.schedule_span, f"invalid CronJob schedule: {exc}"))
+                    return
+                why, instead = impossible
+                if instead is not None:
+                    schedule = cron_schedule(spec.schedule, instead, timezone)
+                else:
+                    schedule = Schedule(text=spec.schedule, kind="cron", timezone=timezone)
+                    never = NeverRuns("never-matches", why)
         commands = []
         for command, where in spec.commands:
             locate = Locator(where.path, command, where.line, where.column)
@@ -130,7 +149,7 @@ class ManifestAssembly(Step):
             count, evidence = spec.parallelism
             pods = Copies(count, evidence, f"parallelism: {count} pods per run")
         job = build_job(job_id, "k8s", spec.schedule_span, schedule, commands, self.tree, base,
-                        k8s=spec.facts, replicas=pods)
+                        k8s=spec.facts, replicas=pods, never_runs=never)
         self.manifests.job_containers[job_id] = spec.containers
         bounds = [b for b in (job.runtime_bound_seconds, spec.facts.active_deadline_seconds) if b]
         self.project.jobs.append(replace(job, runtime_bound_seconds=min(bounds) if bounds else None))

@@ -444,7 +444,9 @@ class DuplicateSchedule(Rule):
         jobs = [j for j in project.runnable_jobs if j.schedule.recurring]
         groups: dict[str, list[Job]] = {}
         for job in jobs:
-            groups.setdefault(work_identity(job), []).append(job)
+            identity = work_identity(job)
+            if identity:  # (a CronJob that runs its image's entrypoint says nothing of its work)
+                groups.setdefault(identity, []).append(job)
         reported = set()
         for same in groups.values():
             for earlier, later in combinations(same, 2):
@@ -561,7 +563,7 @@ class ScheduleNeverRuns(Rule):
     name = "schedule-never-runs"
     severity = Severity.ERROR
     summary = "A schedule entry the scheduler accepts but never runs (its day never comes)."
-    sources = ("cron",)
+    sources = ("cron", "k8s")
 
     def check(self, project):
         for job in sorted(project.jobs, key=lambda j: j.span):
@@ -570,7 +572,8 @@ class ScheduleNeverRuns(Rule):
                 continue
             yield self.finding(
                 job.span,
-                message("`{schedule}` never fires: {why}; cron accepts the line, so nothing "
+                message("`{schedule}` never fires: {why}; {scheduler} accepts it, so nothing "
                         "says that the job never runs", schedule=job.schedule.text,
-                        why=prose(never.text)),
+                        why=prose(never.text),
+                        scheduler=prose("Kubernetes" if job.source == "k8s" else "cron")),
                 (job,), job.id)
