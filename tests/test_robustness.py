@@ -39,10 +39,20 @@ def test_latin1_crontab_is_analysed(write_tree):
 
 
 def test_invalid_line_among_valid_ones(write_tree):
-    root = write_tree({"crontab": "99 * * * * /x\n" + GOOD + "* * * *\n", "bin/sync.py": SYNC})
+    """The rest of the file is still read. A user crontab with a line cron refuses is
+    refused whole by `crontab FILE` (its valid job never runs: no JOB101, in the inventory
+    as "never runs"); in a cron.d file, cron skips the bad line and runs the others."""
+    root = write_tree({"crontab": "99 * * * * /x\n" + GOOD + "* * * *\n", "bin/sync.py": SYNC,
+                       "etc/cron.d/sync": "99 * * * * root /x\n" + GOOD.replace(
+                           " * * * * ", " * * * * root ", 1) + "* * * *\n"})
     analysis = run_analysis(root)
-    found = sorted((f.span.line, f.rule) for f in analysis.findings)
-    assert found == [(1, "JOB900"), (2, "JOB101"), (3, "JOB900")]
+    found = sorted((f.span.path, f.span.line, f.rule) for f in analysis.findings)
+    assert found == [("crontab", 1, "JOB113"), ("crontab", 3, "JOB900"),
+                     ("etc/cron.d/sync", 1, "JOB113"), ("etc/cron.d/sync", 2, "JOB101"),
+                     ("etc/cron.d/sync", 3, "JOB900")]
+    valid = next(j for j in analysis.project.jobs if j.span.path == "crontab" and
+                 j.span.line == 2)
+    assert valid.never_runs is not None and valid.never_runs.why == "file-refused"
 
 
 def test_empty_files(write_tree):

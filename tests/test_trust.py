@@ -44,7 +44,7 @@ def test_a_crashing_front_end_exits_2_whatever_is_selected(repo, fail_open, monk
     (repo / "other.cron").write_text("*/5 * * * * /srv/app/bin/sync.py --x\n")
     real = __import__("jobsafe.assembly.cron", fromlist=["parse_crontab"]).parse_crontab
     monkeypatch.setattr("jobsafe.assembly.cron.parse_crontab",
-                        lambda path, *a: _boom() if path == "crontab" else real(path, *a))
+                        lambda path, *a, **k: _boom() if path == "crontab" else real(path, *a, **k))
     result = CliRunner().invoke(main, ["check", "--format", "json", *select])
     assert result.exit_code == 2
     assert "internal error in crontab: ValueError: front end bug" in result.stderr

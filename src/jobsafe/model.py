@@ -66,8 +66,10 @@ FactKind = Literal["exit-in-scope", "yield-in-scope", "fork-in-scope", "unlink-f
                    "lock-key-per-host", "key-per-run", "key-fresh-record", "key-missing",
                    "path-per-run", "scheduler-start", "starts-threads"]
 #: why a scheduler never runs a job: cron skips its file (JOB110), its entry is the last
-#: one of a file without a final newline (JOB110), its schedule never matches (JOB113)
-NeverRunsWhy = Literal["file-skipped", "unterminated", "never-matches"]
+#: one of a file without a final newline (JOB110), its schedule never matches or the
+#: scheduler refuses it (JOB113), another line makes ``crontab FILE`` refuse its file
+NeverRunsWhy = Literal["file-skipped", "unterminated", "never-matches", "refused",
+                       "file-refused"]
 #: what a filesystem where a job runs is, for its lock files
 MountKind = Literal["network", "shared", "local", "other"]
 #: where a job comes from (the JSON inventory's ``source``)

@@ -26,6 +26,8 @@ class CronSource:
     installs: list[tuple[str, Span]] = field(default_factory=list)
     #: a crontab by its content alone: neither its name nor an install says so
     sniffed: bool = False
+    #: read by Debian's cron (not by a container's own runner, supercronic …)
+    debian: bool = True
 
     @property
     def confidence(self) -> Confidence:
@@ -79,6 +81,7 @@ class CronAssembly(Step):
                 for rel in self._context_files(base, src):
                     target = cron_sources.setdefault(rel, CronSource(self.tree.files[rel]))
                     target.system = is_system_destination(hint.dest)
+                    target.debian = hint.debian
                     self.images.installed_by[self.tree.files[rel].display] = f.display
                     self.images.dockerfiles.add(f.display)
                     if hint.dest.startswith("/etc/cron.d"):
@@ -114,7 +117,7 @@ class CronAssembly(Step):
         if system is None:
             system = in_cron_d or f.rel == "etc/crontab" or f.rel.endswith("/etc/crontab") \
                 or ("crontabs" not in parts[:-1] and looks_like_system_crontab(text))
-        result = parse_crontab(f.display, text, system)
+        result = parse_crontab(f.display, text, system, debian=src.debian)
         self.project.parse_errors.extend(result.errors)
         first = result.entries[0].span if result.entries else Span(f.display, 1, 1, 1, 1)
         names: list[tuple[str | None, Span]] = [*src.installs] or [
@@ -123,6 +126,14 @@ class CronAssembly(Step):
         ignored = None if any(name is None or cron_d_name_ok(name) for name, _ in names) else \
             NeverRuns("file-skipped", f"cron ignores /etc/cron.d/{names[0][0]} (its name)")
         last = result.last_entry_unterminated
+        refused = next(((e.span.line, e.never_runs.text) for e in result.entries
+                        if e.never_runs is not None and e.never_runs.why == "refused"), None)
+        if refused is not None and not system:  # `crontab FILE` refuses the whole file
+            for entry in result.entries:
+                if entry.never_runs is None:
+                    entry.never_runs = NeverRuns(
+                        "file-refused", f"`crontab FILE` refuses the file (line {refused[0]}: "
+                                        f"{refused[1]})")
         for entry in result.entries:
             unterminated = last is not None and entry.span.line == last.line
             self._add_cron_job(f.display, entry, os.path.dirname(f.rel), ignored or (

@@ -568,12 +568,16 @@ class ScheduleNeverRuns(Rule):
     def check(self, project):
         for job in sorted(project.jobs, key=lambda j: j.span):
             never = job.never_runs
-            if never is None or never.why != "never-matches":
+            if never is None or never.why not in ("never-matches", "refused"):
                 continue
-            yield self.finding(
-                job.span,
-                message("`{schedule}` never fires: {why}; {scheduler} accepts it, so nothing "
-                        "says that the job never runs", schedule=job.schedule.text,
-                        why=prose(never.text),
-                        scheduler=prose("Kubernetes" if job.source == "k8s" else "cron")),
-                (job,), job.id)
+            if never.why == "refused":
+                text = message("{why}: the job never runs{whole}", why=prose(never.text),
+                               whole=prose("; installed with `crontab FILE`, the whole file "
+                                           "is refused, and none of its jobs run"
+                                           if job.user is None else ""))
+            else:
+                text = message("`{schedule}` never fires: {why}; {scheduler} accepts it, so "
+                               "nothing says that the job never runs",
+                               schedule=job.schedule.text, why=prose(never.text),
+                               scheduler=prose("Kubernetes" if job.source == "k8s" else "cron"))
+            yield self.finding(job.span, text, (job,), job.id)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..debian_cron import MACROS as DEBIAN_MACROS
+from ..debian_cron import read_fields
 from ..model import NeverRuns, ParseError, Schedule, Span
 from ..schedule import cron_schedule, expand_macro, impossible_days
 from ..timespec import ScheduleError
@@ -121,8 +123,10 @@ def looks_like_crontab(text: str) -> bool:
 
 
 def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
-                  env: dict[str, str] | None = None) -> CrontabResult:
-    """Parse crontab text. ``line_base`` shifts line numbers (crontab lines inside another file)."""
+                  env: dict[str, str] | None = None, debian: bool = True) -> CrontabResult:
+    """Parse crontab text. ``line_base`` shifts line numbers (crontab lines inside another
+    file); ``debian``: read it as Debian's cron does (not for the files of a container's
+    own runner, supercronic and the like, whose libraries read more)."""
     result = CrontabResult()
     env = dict(env or {})
     lines = text.split("\n")
@@ -145,7 +149,7 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
                 Span(path, lineno, 1, lineno, len(line) + 1),
                 f"not a crontab entry or environment setting: {stripped[:60]!r}"))
             continue
-        entry = _parse_entry(path, line, lineno, system, env, result)
+        entry = _parse_entry(path, line, lineno, system, env, result, debian)
         if entry is not None:
             result.entries.append(entry)
             last_entry_line = index
@@ -157,7 +161,24 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
     return result
 
 
-def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
+def _schedule(text: str, expr: str, env, error) -> tuple[Schedule | None, NeverRuns | None]:
+    """The schedule of five time fields (``expr``: as the dialect reads them), or an error;
+    a day no month has is a schedule that never runs."""
+    try:
+        return cron_schedule(text, expr, env.get("CRON_TZ")), None
+    except ScheduleError as exc:
+        impossible = impossible_days(expr)
+        if impossible is None:
+            error(f"invalid schedule {text!r}: {exc}")
+            return None, None
+        why, instead = impossible
+        if instead is not None:  # the day-of-week alone decides
+            return cron_schedule(text, instead, env.get("CRON_TZ")), None
+        return Schedule(text=text, kind="cron", timezone=env.get("CRON_TZ")), \
+            NeverRuns("never-matches", why)
+
+
+def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEntry | None:
     never: NeverRuns | None = None
     stripped = line.lstrip()
     indent = len(line) - len(stripped)
@@ -173,6 +194,9 @@ def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
         if split is None or (expr is None and macro != "@reboot"):
             error(f"unknown schedule macro {split[0][0] if split else stripped!r}")
             return None
+        if debian and split[0][0] not in DEBIAN_MACROS:  # "@Daily": Debian reads no capitals
+            never = NeverRuns("refused", f"Debian's cron refuses `{split[0][0]}` (its macros "
+                                         f"are lower case)")
         fields, rest = split
         text = fields[0]
         if expr is None:
@@ -186,23 +210,23 @@ def _parse_entry(path, line, lineno, system, env, result) -> CronEntry | None:
             return None
         fields, rest = split
         expr = " ".join(fields)
-        bad = next((f for f in fields if not _FIELD_CHARS.match(f)), None)
-        if bad is not None:
+        reading = read_fields(fields) if debian else None
+        if reading is not None and reading.expression is None:
+            # Debian's cron refuses the line, or accepts it and never runs it
+            text = f"Debian's cron refuses `{expr}`: {reading.refused}" if reading.refused \
+                else f"{reading.never}"
+            never = NeverRuns("refused" if reading.refused else "never-matches", text)
+            schedule = Schedule(text=expr, kind="cron", timezone=env.get("CRON_TZ"))
+        elif (bad := next((f for f in fields if not _FIELD_CHARS.match(f)), None)) is not None:
             error(f"invalid time field {bad!r}")
             return None
-        try:
-            schedule = cron_schedule(expr, expr, env.get("CRON_TZ"))
-        except ScheduleError as exc:
-            impossible = impossible_days(expr)
-            if impossible is None:
-                error(f"invalid schedule {expr!r}: {exc}")
+        else:
+            found, never = _schedule(
+                expr, reading.expression if reading and reading.expression else expr, env,
+                error)
+            if found is None:
                 return None
-            why, instead = impossible
-            if instead is not None:  # the day-of-week alone decides
-                schedule = cron_schedule(expr, instead, env.get("CRON_TZ"))
-            else:
-                schedule = Schedule(text=expr, kind="cron", timezone=env.get("CRON_TZ"))
-                never = NeverRuns("never-matches", why)
+            schedule = found
     schedule_end = len(line[:rest].rstrip())
     user = None
     if system:

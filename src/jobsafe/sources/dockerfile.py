@@ -62,6 +62,13 @@ class CopyHint:
     column: int
     sources: list[str]
     dest: str
+    #: the file a container's own runner reads (supercronic …), not cron's
+    runner: bool = False
+
+    @property
+    def debian(self) -> bool:
+        """Read as Debian's cron reads it (not by a runner, nor busybox's /etc/crontabs)."""
+        return not self.runner and not self.dest.startswith("/etc/crontabs")
 
 
 @dataclass
@@ -125,7 +132,7 @@ def parse_dockerfile(path: str, text: str) -> DockerfileResult:
             found for source in hint.sources for file in result.runner_files
             if (found := _copied_as(hint, at, source, file)) is not None))
         if sources:
-            result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest))
+            result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest, True))
     return result
 
 
@@ -188,7 +195,9 @@ def _run(path: str, line: int, column: int, args: str, runner_files: Sequence[st
             content = content.replace("\\n", "\n")
         system = target is not None and is_system_destination(target)
         sub = locate.span(words[0].start, words[0].end)
-        parsed = parse_crontab(path, content, system)
+        debian = target is None or (target not in runner_files and
+                                    not target.startswith("/etc/crontabs"))
+        parsed = parse_crontab(path, content, system, debian=debian)
         for entry in parsed.entries:
             entry.span = locate.span(cmd.start, cmd.end)
             entry.locator = Locator(path, entry.command, sub.line, sub.column + 1)
