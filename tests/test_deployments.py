@@ -8,6 +8,8 @@ from jobsafe.sources.mounts import fstab_mounts, mount_unit
 from jobsafe.sources.workloads import celery_role, image_name, runs_cron_daemon
 from jobsafe.sources.yamlfile import load_documents
 
+from conftest import run_analysis
+
 
 @pytest.mark.parametrize("command, role", [
     ("celery -A proj beat -l info", "beat"),
@@ -126,3 +128,11 @@ def test_supervisor_programs_with_continuations_comments_and_numprocs():
 ])
 def test_the_crontab_a_container_cron_runner_reads(command, files):
     assert runner_files(command, "/app") == files
+
+
+def test_github_runs_a_schedule_at_most_every_five_minutes(write_tree):
+    root = write_tree({".github/workflows/poll.yml": (
+        "name: Poll\non:\n  schedule:\n    - cron: '* * * * *'\njobs:\n  poll:\n"
+        "    runs-on: ubuntu-latest\n    steps:\n      - run: echo poll\n")})
+    (job,) = run_analysis(root).project.jobs
+    assert job.schedule.min_interval_seconds == 300 and job.schedule.runs_per_day == 288

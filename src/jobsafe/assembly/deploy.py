@@ -56,6 +56,10 @@ class Manifests:
     ansible: list[tuple[SourceFile, list[YNode]]] = field(default_factory=list)
 
 
+#: the shortest interval GitHub Actions runs a scheduled workflow at
+_GHA_SHORTEST = 300
+
+
 class ManifestAssembly(Step):
     """Kubernetes CronJobs, GitHub Actions schedules and compose services from YAML; then
     Ansible cron tasks with their inventories; then the network mounts of the hosts."""
@@ -164,6 +168,12 @@ class ManifestAssembly(Step):
             except ScheduleError as exc:
                 self.project.parse_errors.append(ParseError(span, f"invalid schedule: {exc}"))
                 continue
+            if schedule.min_interval_seconds is not None and \
+                    schedule.min_interval_seconds < _GHA_SHORTEST:
+                # GitHub runs a schedule at most every five minutes, whatever it says
+                schedule = replace(schedule, min_interval_seconds=_GHA_SHORTEST,
+                                   runs_per_day=min(schedule.runs_per_day or 0.0,
+                                                    86400 / _GHA_SHORTEST))
             self.project.jobs.append(Job(
                 id=f"gha:{span.path}:{span.line}", source="gha", span=span, schedule=schedule,
                 command=workflow.name, workflow=WorkflowFacts(
