@@ -4,7 +4,7 @@ import datetime as dt
 import pytest
 from cronsim import CronSim
 
-from jobsafe.schedule import (ScheduleError, _span_start, cron_schedule, dst_shifted_minutes,
+from jobsafe.schedule import (ScheduleError, span_start, cron_schedule, dst_shifted_minutes,
                               coincide, cron_firings)
 from jobsafe.timespec import COREUTILS, SYSTEMD, parse_duration
 
@@ -14,7 +14,7 @@ EXPRESSIONS = ["*/5 * * * *", "0 3 * * *", "*/35 * * * *", "0 0 13 * 5", "0 9-17
 
 
 def brute(expr, days):
-    start = dt.datetime.combine(_span_start(), dt.time())
+    start = dt.datetime.combine(span_start(), dt.time())
     end = start + dt.timedelta(days=days)
     times = []
     for t in CronSim(expr, start - dt.timedelta(minutes=1)):
@@ -27,7 +27,7 @@ def brute(expr, days):
 @pytest.mark.parametrize("expr", EXPRESSIONS)
 def test_matches_brute_force_over_the_span(expr):
     sched = cron_schedule(expr, expr)
-    span_days = (dt.date(_span_start().year + 4, 1, 1) - _span_start()).days
+    span_days = (dt.date(span_start().year + 4, 1, 1) - span_start()).days
     times = brute(expr, span_days)
     assert sched.runs_per_day == round(len(times) / span_days, 4)
     gaps = [int((b - a).total_seconds()) for a, b in zip(times, times[1:])]

@@ -34,7 +34,8 @@ MACROS = {
 SPAN_YEARS = 4
 
 
-def _span_start() -> dt.date:
+def span_start() -> dt.date:
+    """The first day the schedule arithmetic covers."""
     # Start of the current year: stable output for a whole year, and any four
     # consecutive years hold both leap and common years.
     return dt.date(dt.date.today().year, 1, 1)
@@ -56,7 +57,7 @@ class Firings:
 
 
 def _span() -> tuple[dt.date, int]:
-    start = _span_start()
+    start = span_start()
     return start, (dt.date(start.year + SPAN_YEARS, 1, 1) - start).days
 
 
@@ -102,7 +103,7 @@ def impossible_days(expr: str) -> tuple[str, str | None] | None:
     if len(fields) != 5:
         return None
     minute, hour, dom, month, dow = fields
-    start = dt.datetime.combine(_span_start(), dt.time())
+    start = dt.datetime.combine(span_start(), dt.time())
     try:
         days = CronSim(f"0 0 {dom} * *", start).days
         months = CronSim(f"0 0 * {month} *", start).months
@@ -221,7 +222,7 @@ def dst_shifted_minutes(zone: str) -> frozenset[int] | None:
     except (ZoneInfoNotFoundError, ValueError):
         return None
     affected: set[int] = set()
-    start = _span_start()
+    start = span_start()
     for i in range(366):
         day = start + dt.timedelta(days=i)
         morning = dt.datetime.combine(day, dt.time(0, 0), tz).utcoffset()

@@ -5,10 +5,12 @@ import re
 from dataclasses import replace
 from functools import partial
 
-from ..calendar import parse_calendar
+import datetime as dt
+
+from ..calendar import next_elapses, parse_calendar
 from ..link import build_job
-from ..model import ParseError, Schedule, Span, UnitFacts
-from ..schedule import calendar_schedule
+from ..model import NeverRuns, ParseError, Schedule, Span, UnitFacts
+from ..schedule import calendar_schedule, span_start
 from ..sources.shell import Locator
 from ..sources.systemd import (
     Assignment,
@@ -152,7 +154,8 @@ class SystemdAssembly(Step):
         base = service.display.rsplit("/", 1)[0] if "/" in service.display else ""
         bound_by_unit = timeout_start if unit_type == "oneshot" else runtime_max
         job = build_job(f"systemd:{timer.display}", "systemd", execs[0].span, schedule, commands,
-                        self.tree, base, setting("User"), whole_unit_guarded=True, unit=facts)
+                        self.tree, base, setting("User"), whole_unit_guarded=True, unit=facts,
+                        never_runs=_never_elapses(timer, schedule))
         backgrounds = tuple(b for b in job.backgrounds if b.how in _OUTSIDE_CGROUP or (
             facts.kill_mode in ("process", "none") and facts.type != "forking"))
         bounds = [b for b in (job.runtime_bound_seconds, bound_by_unit) if b]
@@ -198,3 +201,16 @@ class SystemdAssembly(Step):
             return Schedule(text="; ".join(f"{a.value}" for a in boots), kind="reboot")
         return None
 
+
+def _never_elapses(timer: UnitFile, schedule: Schedule) -> NeverRuns | None:
+    """A timer started only by ``OnCalendar=`` expressions none of which elapses again
+    (a date in the past, ``*-02-30``): systemd accepts it and never starts the service."""
+    if schedule.kind != "calendar" or not schedule.calendar or schedule.min_interval_seconds \
+            or any(timer.values("Timer", key) for key in (
+                "OnUnitActiveSec", "OnUnitInactiveSec", "OnBootSec", "OnStartupSec",
+                "OnActiveSec")):
+        return None
+    start = dt.datetime.combine(span_start(), dt.time(), dt.timezone.utc)
+    if any(next_elapses(parse_calendar(e), start, 1) for e in schedule.calendar):
+        return None
+    return NeverRuns("never-matches", "no `OnCalendar=` expression of the timer elapses again")

@@ -563,7 +563,7 @@ class ScheduleNeverRuns(Rule):
     name = "schedule-never-runs"
     severity = Severity.ERROR
     summary = "A schedule entry the scheduler accepts but never runs (its day never comes)."
-    sources = ("cron", "k8s")
+    sources = ("cron", "systemd", "k8s")
 
     def check(self, project):
         for job in sorted(project.jobs, key=lambda j: j.span):
@@ -579,5 +579,6 @@ class ScheduleNeverRuns(Rule):
                 text = message("`{schedule}` never fires: {why}; {scheduler} accepts it, so "
                                "nothing says that the job never runs",
                                schedule=job.schedule.text, why=prose(never.text),
-                               scheduler=prose("Kubernetes" if job.source == "k8s" else "cron"))
+                               scheduler=prose({"k8s": "Kubernetes", "systemd": "systemd"}
+                                               .get(job.source, "cron")))
             yield self.finding(job.span, text, (job,), job.id)
