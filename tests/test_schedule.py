@@ -81,3 +81,21 @@ def test_durations_in_each_dialect():
     assert parse_duration("1h30min", SYSTEMD) == 5400
     assert parse_duration("24h", SYSTEMD) == 86400
     assert parse_duration("", SYSTEMD) is None and parse_duration("5 parsecs", SYSTEMD) is None
+
+
+def test_the_dst_finding_says_what_each_runtime_does(write_tree):
+    """systemd skips a time that does not exist and runs a repeated one once (checked with
+    systemd-analyze): only a skipped time is a finding there; cron is told either way."""
+    from conftest import run_analysis
+
+    unit = "[Service]\nType=oneshot\nTimeoutStartSec=1h\nExecStart=/bin/true\n"
+    root = write_tree({
+        "etc/systemd/system/spring.timer": "[Timer]\nOnCalendar=*-*-* 02:30 America/New_York\n",
+        "etc/systemd/system/spring.service": unit,
+        "etc/systemd/system/autumn.timer": "[Timer]\nOnCalendar=*-*-* 01:30 America/New_York\n",
+        "etc/systemd/system/autumn.service": unit,
+        "crontab": "CRON_TZ=America/New_York\n30 1 * * * /bin/true\n"})
+    found = {f.span.path: f.message for f in run_analysis(root).findings if f.rule == "JOB112"}
+    assert set(found) == {"etc/systemd/system/spring.service", "crontab"}
+    assert "systemd does not start the job that day" in found["etc/systemd/system/spring.service"]
+    assert "the autumn change repeats: cron runs it once" in found["crontab"]

@@ -217,11 +217,20 @@ def dst_shifted_minutes(zone: str) -> frozenset[int] | None:
 
     Returns an empty set for zones without DST and None for unknown zones.
     """
+    found = dst_minutes(zone)
+    return found[0] | found[1] if found is not None else None
+
+
+@lru_cache(maxsize=256)
+def dst_minutes(zone: str) -> tuple[frozenset[int], frozenset[int]] | None:
+    """(minutes skipped, minutes repeated) by ``zone``'s changes over a year; None for an
+    unknown zone."""
     try:
         tz = ZoneInfo(zone)
     except (ZoneInfoNotFoundError, ValueError):
         return None
-    affected: set[int] = set()
+    skipped_minutes: set[int] = set()
+    repeated_minutes: set[int] = set()
     start = span_start()
     for i in range(366):
         day = start + dt.timedelta(days=i)
@@ -232,8 +241,8 @@ def dst_shifted_minutes(zone: str) -> frozenset[int] | None:
         for minute in range(1440):
             local = dt.datetime.combine(day, dt.time(minute // 60, minute % 60), tz)
             round_trip = local.astimezone(dt.timezone.utc).astimezone(tz)
-            skipped = round_trip.replace(tzinfo=None) != local.replace(tzinfo=None)
-            repeated = local.utcoffset() != local.replace(fold=1).utcoffset()
-            if skipped or repeated:
-                affected.add(minute)
-    return frozenset(affected)
+            if round_trip.replace(tzinfo=None) != local.replace(tzinfo=None):
+                skipped_minutes.add(minute)
+            elif local.utcoffset() != local.replace(fold=1).utcoffset():
+                repeated_minutes.add(minute)
+    return frozenset(skipped_minutes), frozenset(repeated_minutes)

@@ -5,7 +5,7 @@ import re
 from itertools import combinations
 
 from ..model import Job, Message, Related, Severity, Span, TextEdit, message, prose
-from ..schedule import coincide, dst_shifted_minutes, firings_of
+from ..schedule import coincide, dst_minutes, firings_of
 from ..timespec import format_duration
 from . import Rule
 from .common import in_test_code
@@ -545,16 +545,40 @@ class DstSensitiveSchedule(Rule):
             sched = job.schedule
             if not sched.timezone or not sched.fire_minutes or not sched.fixed_time:
                 continue
-            shifted = dst_shifted_minutes(sched.timezone)
+            # what the runtime does on change days (checked with systemd-analyze; cron's
+            # documented behaviour): systemd skips a time that does not exist and runs a
+            # repeated one once; cron runs a skipped job right after the change and a
+            # repeated one once
+            found = dst_minutes(sched.timezone)
+            skipped, repeated = found if found is not None else (frozenset(), frozenset())
+            if job.source == "systemd":
+                shifted = skipped
+                what = prose("a time the spring change skips: systemd does not start the job "
+                             "that day (on the autumn day it runs once)")
+            elif job.source == "cron":
+                shifted = skipped | repeated
+                in_spring = bool(set(sched.fire_minutes) & skipped)
+                in_autumn = bool(set(sched.fire_minutes) & repeated)
+                what = prose(
+                    "a time the spring change skips and the autumn change repeats: cron runs "
+                    "it right after the spring change, and once in the repeated hour"
+                    if in_spring and in_autumn else
+                    "a time the spring change skips: cron runs it right after the change "
+                    "that day, off its time" if in_spring else
+                    "a time the autumn change repeats: cron runs it once that day, at the "
+                    "first of the two")
+            else:
+                shifted = skipped | repeated
+                what = prose("a time that daylight-saving changes skip or repeat: the job is "
+                             "missed or runs twice on those days")
             hits = sorted(set(sched.fire_minutes) & shifted) if shifted else []
             if not hits:
                 continue
             at = ", ".join(f"{m // 60:02d}:{m % 60:02d}" for m in hits[:3])
             yield self.finding(
                 job.span,
-                message("`{schedule}` fires at {at} {timezone}, a time that daylight-saving "
-                        "changes skip or repeat: the job is missed or runs twice on those days",
-                        schedule=sched.text, at=at, timezone=sched.timezone),
+                message("`{schedule}` fires at {at} {timezone}, {what}",
+                        schedule=sched.text, at=at, timezone=sched.timezone, what=what),
                 (job,), job.id)
 
 
