@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from decimal import ROUND_HALF_UP, Decimal
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from functools import cached_property
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 

@@ -508,8 +508,11 @@ class Message:
     args: tuple[tuple[str, MessageArg], ...] = ()
 
     def render(self) -> str:
-        return self.template.format_map(
-            {k: v.render() if isinstance(v, Message) else v for k, v in self.args})
+        return self.template.format_map(self.values())
+
+    def values(self) -> dict[str, str | int | float]:
+        """What fills the fields, a clause as its words."""
+        return {k: v.render() if isinstance(v, Message) else v for k, v in self.args}
 
 
 #: what fills a message's field

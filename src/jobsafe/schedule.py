@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 from .calendar import parse_calendar
-from .model import Schedule
+from .model import NeverRuns, Schedule
 from .timespec import ScheduleError
 
 MACROS = {
@@ -117,6 +117,23 @@ def impossible_days(expr: str) -> tuple[str, str | None] | None:
     why = f"day {named} never comes in " + \
         " or ".join(_MONTH_NAMES[m - 1] for m in sorted(months))
     return why, (None if dow.startswith("*") else f"{minute} {hour} * {month} {dow}")
+
+
+def cron_schedule_or_never(text: str, expr: str, timezone: str | None = None
+                           ) -> tuple[Schedule, NeverRuns | None]:
+    """A cron schedule, also when its day never comes: then a schedule that never runs
+    (why), or — a day of the week restricted too, as cron and robfig/cron fire when either
+    field matches — the schedule of the day of the week alone. ScheduleError otherwise."""
+    try:
+        return cron_schedule(text, expr, timezone), None
+    except ScheduleError:
+        impossible = impossible_days(expr)
+        if impossible is None:
+            raise
+    why, instead = impossible
+    if instead is not None:
+        return cron_schedule(text, instead, timezone), None
+    return Schedule(text=text, kind="cron", timezone=timezone), NeverRuns("never-matches", why)
 
 
 @lru_cache(maxsize=4096)

@@ -21,7 +21,7 @@ from ..model import (
     WorkflowFacts,
 )
 from ..paths import is_test_path
-from ..schedule import cron_schedule, expand_macro, impossible_days
+from ..schedule import cron_schedule, cron_schedule_or_never, expand_macro
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
 from ..sources.compose import compose_services
 from ..sources.crontab import cron_d_name_ok
@@ -126,22 +126,12 @@ class ManifestAssembly(Step):
                                 min_interval_seconds=seconds,
                                 runs_per_day=round(86400 / seconds, 4))
         else:
-            try:
-                schedule = cron_schedule(spec.schedule, expr, timezone)
+            try:  # (robfig/cron accepts a day no month has: Kubernetes never starts a Job)
+                schedule, never = cron_schedule_or_never(spec.schedule, expr, timezone)
             except ScheduleError as exc:
-                # robfig/cron accepts a day no month has, and never fires it (Kubernetes
-                # then never starts a Job); with a day of the week too, fires on those
-                impossible = impossible_days(expr)
-                if impossible is None:
-                    self.project.parse_errors.append(ParseError(
-                        spec.schedule_span, f"invalid CronJob schedule: {exc}"))
-                    return
-                why, instead = impossible
-                if instead is not None:
-                    schedule = cron_schedule(spec.schedule, instead, timezone)
-                else:
-                    schedule = Schedule(text=spec.schedule, kind="cron", timezone=timezone)
-                    never = NeverRuns("never-matches", why)
+                self.project.parse_errors.append(ParseError(
+                    spec.schedule_span, f"invalid CronJob schedule: {exc}"))
+                return
         commands = []
         for command, where in spec.commands:
             locate = Locator(where.path, command, where.line, where.column)

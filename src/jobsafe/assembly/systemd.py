@@ -1,11 +1,10 @@
 """systemd timers: timer -> service -> ExecStart -> the code it runs."""
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import replace
 from functools import partial
-
-import datetime as dt
 
 from ..calendar import next_elapses, parse_calendar
 from ..link import build_job

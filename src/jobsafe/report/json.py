@@ -5,7 +5,7 @@ import json
 
 from .. import __version__
 from ..analysis import Analysis
-from ..model import Finding, Message
+from ..model import Finding
 from . import summary
 
 
@@ -16,7 +16,7 @@ def finding_dict(f: Finding) -> dict:
         "confidence": f.confidence.value,
         "path": s.path, "line": s.line, "column": s.column,
         "end_line": s.end_line, "end_column": s.end_column,
-        "message": f.message, "arguments": arguments(f.parts), "job": f.job,
+        "message": f.message, "arguments": f.parts.values(), "job": f.job,
         "related": [{"path": r.span.path, "line": r.span.line, "message": r.message}
                     for r in f.related],
         "fingerprint": f.fingerprint, "fix": fix_dict(f),
@@ -24,11 +24,6 @@ def finding_dict(f: Finding) -> dict:
     if f.suppressed is not None:
         data["suppression"] = {"reason": f.suppressed}
     return data
-
-
-def arguments(parts: Message) -> dict[str, str | int | float]:
-    """What fills a message's fields (a clause as its words)."""
-    return {k: v.render() if isinstance(v, Message) else v for k, v in parts.args}
 
 
 def fix_dict(f: Finding) -> dict | None:

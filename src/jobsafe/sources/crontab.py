@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..debian_cron import MACROS as DEBIAN_MACROS
 from ..debian_cron import read_fields
 from ..model import NeverRuns, ParseError, Schedule, Span
-from ..schedule import cron_schedule, expand_macro, impossible_days
+from ..schedule import cron_schedule, cron_schedule_or_never, expand_macro
 from ..timespec import ScheduleError
 from .shell import Locator
 
@@ -161,23 +161,6 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
     return result
 
 
-def _schedule(text: str, expr: str, env, error) -> tuple[Schedule | None, NeverRuns | None]:
-    """The schedule of five time fields (``expr``: as the dialect reads them), or an error;
-    a day no month has is a schedule that never runs."""
-    try:
-        return cron_schedule(text, expr, env.get("CRON_TZ")), None
-    except ScheduleError as exc:
-        impossible = impossible_days(expr)
-        if impossible is None:
-            error(f"invalid schedule {text!r}: {exc}")
-            return None, None
-        why, instead = impossible
-        if instead is not None:  # the day-of-week alone decides
-            return cron_schedule(text, instead, env.get("CRON_TZ")), None
-        return Schedule(text=text, kind="cron", timezone=env.get("CRON_TZ")), \
-            NeverRuns("never-matches", why)
-
-
 def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEntry | None:
     never: NeverRuns | None = None
     stripped = line.lstrip()
@@ -221,12 +204,13 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
             error(f"invalid time field {bad!r}")
             return None
         else:
-            found, never = _schedule(
-                expr, reading.expression if reading and reading.expression else expr, env,
-                error)
-            if found is None:
+            try:
+                schedule, never = cron_schedule_or_never(
+                    expr, reading.expression if reading and reading.expression else expr,
+                    env.get("CRON_TZ"))
+            except ScheduleError as exc:
+                error(f"invalid schedule {expr!r}: {exc}")
                 return None
-            schedule = found
     schedule_end = len(line[:rest].rstrip())
     user = None
     if system:

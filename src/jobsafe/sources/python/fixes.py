@@ -44,8 +44,7 @@ def release_in_finally(an: ModuleBase, at: cst.CSTNode, release: cst.Call) -> Re
     if any(isinstance(n, _STRINGS) and an.line(n) != an.end_line(n) for n in nodes):
         return None
     start = an.line(between[0])
-    line = an.module_text.split("\n")[start - 1]
-    outer = line[: len(line) - len(line.lstrip())]
+    outer = an.indentation(start)
     inner = outer + an.module.default_indent
     code = [an.module.code_for_node(between[0].with_changes(leading_lines=()))]
     code += [an.module.code_for_node(stmt) for stmt in between[1:]]
@@ -91,8 +90,7 @@ def skip_when_busy(an: ModuleBase, call: cst.Call, unit_is_function: bool,
     if stmt is None or not _is_call_statement(stmt, call):
         return ()
     start = an.line(stmt)
-    line = an.module_text.split("\n")[start - 1]
-    outer = line[: len(line) - len(line.lstrip())]
+    outer = an.indentation(start)
     inner = outer + an.module.default_indent
     leave = "return" if unit_is_function else "raise SystemExit(0)"
     if busy is None:
@@ -120,9 +118,7 @@ def try_advisory_lock(an: ModuleBase, call: cst.Call, unit_is_function: bool
         return ()
     at = an.span(literal)
     column = at.column + found.start() + len("pg_")
-    start = an.line(stmt)
-    line = an.module_text.split("\n")[start - 1]
-    outer = line[: len(line) - len(line.lstrip())]
+    outer = an.indentation(an.line(stmt))
     leave = "return" if unit_is_function else "raise SystemExit(0)"
     after = an.end_line(stmt) + 1
     return (TextEdit(Span(an.path, at.line, column, at.line, column), "try_"),

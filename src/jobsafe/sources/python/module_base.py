@@ -249,6 +249,15 @@ class ModuleBase:
                 names.append(parent.name.value)
         return ".".join(reversed(names))
 
+    @cached_property  # (fixes read lines of the module's text, a few per module)
+    def _lines(self) -> list[str]:
+        return self.module_text.split("\n")
+
+    def indentation(self, line: int) -> str:
+        """The leading whitespace of a line of the module, as written (tabs stay tabs)."""
+        text = self._lines[line - 1]
+        return text[: len(text) - len(text.lstrip())]
+
     # -- readings of a node every part needs
     def _closing_with(self, name: str, node) -> cst.With | None:
         """The ``with open(...) as name:`` around ``node``, whose end closes the file (and
@@ -273,7 +282,7 @@ class ModuleBase:
             return None
         value = argument(call, keyword, position)
         pos = self._pos[call]
-        line = self.module_text.split("\n")[pos.end.line - 1]
+        line = self._lines[pos.end.line - 1]
         rest = line[pos.end.column:]
         line_end = Span(self.path, pos.end.line, len(line) + 1, pos.end.line, len(line) + 1) \
             if not rest.rstrip().endswith("\\") and not any(q in rest for q in "'\"#") \
