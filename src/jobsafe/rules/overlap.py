@@ -586,7 +586,7 @@ class ScheduleNeverRuns(Rule):
     id = "JOB113"
     name = "schedule-never-runs"
     severity = Severity.ERROR
-    summary = "A schedule entry the scheduler accepts but never runs (its day never comes)."
+    summary = "A schedule entry its scheduler refuses, or accepts and never runs."
     sources = ("cron", "systemd", "k8s")
 
     def check(self, project):
