@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .assembly.context import Context
 from .assembly.cron import CronAssembly
 from .assembly.deploy import ManifestAssembly
+from .assembly.php import PhpAssembly
 from .assembly.python import PythonAssembly
 from .assembly.systemd import SystemdAssembly
 from .assembly.topology import TopologyAssembly
@@ -72,6 +73,7 @@ def build_project(root: str, cwd: str, settings: Settings, workers: int = 1, cac
     SystemdAssembly(ctx).run()
     manifests = ManifestAssembly(ctx).run()
     PythonAssembly(ctx).run()
+    PhpAssembly(ctx).run()
     TopologyAssembly(ctx, manifests, images).run()  # after every source made its jobs
     for display, reason in dict.fromkeys(discovery.unreadable):
         ctx.error(display, f"not analysed: {reason}")

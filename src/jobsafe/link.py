@@ -13,9 +13,13 @@ import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Literal
 
 from .discover import Discovery, SourceFile, read_text
 from .model import Entry, EntryKind, Job, JobSource, Lock, Schedule, Span, Target
+from .sources.php.apps import PhpSettings, app_settings
+from .sources.php.code import PhpAnalyzer, PhpCode
+from .sources.php.index import PhpIndex
 from .sources.python.index import PythonIndex, entry_code
 from .sources.shell import SHELLS, Invocation, Locator, analyze, basename
 
@@ -33,6 +37,12 @@ _SCRIPT_INTERPRETERS: dict[str, EntryKind] = {
 _DJANGO = {"manage.py", "django-admin", "django-admin.py"}
 #: Laravel's and Symfony's (bin/console) command runners
 _FRAMEWORK_CONSOLES: dict[str, EntryKind] = {"artisan": "artisan", "console": "console"}
+#: the method a framework calls on a command class: Laravel's ``handle``, Symfony's
+#: ``execute`` (or ``__invoke`` for invokable commands)
+_COMMAND_METHODS: dict[str, tuple[str, ...]] = {"artisan": ("handle", "__invoke"),
+                                                "console": ("execute", "__invoke")}
+#: artisan commands that run Laravel's scheduler: its tasks are the jobs
+DISPATCH_COMMANDS = ("schedule:run", "schedule:work")
 #: lock vocabulary of Python source, for a module libcst cannot parse
 _PY_LOCK_TOKENS = re.compile(
     r"\b(?:fcntl|lockf|flock|FileLock|SoftFileLock|filelock|portalocker|fasteners|"
@@ -73,6 +83,28 @@ class Tree:
         self._entries: dict[str, Entry] = {}
         self.python = PythonIndex({rel: f for rel, f in self.files.items()
                                    if rel.endswith((".py", ".pyw"))}, self.source)
+        self.php = PhpIndex(self.files, self.source)
+        self._php_analyzer: PhpAnalyzer | None = None
+        self._php_settings: PhpSettings | None = None
+
+    @property
+    def php_settings(self) -> PhpSettings:
+        if self._php_settings is None:
+            self._php_settings = app_settings(self.files, lambda f: self.source(f, "other"))
+        return self._php_settings
+
+    @property
+    def php_analyzer(self) -> PhpAnalyzer:
+        if self._php_analyzer is None:
+            settings = self.php_settings
+            self._php_analyzer = PhpAnalyzer(
+                self.php, settings.cache.scope if settings.cache else None, settings.lock_scope)
+        return self._php_analyzer
+
+    def php_entry(self, display: str, kind: EntryKind, function: str | None,
+                  code: PhpCode) -> Entry:
+        return Entry(display, kind, function, tuple(code.locks), facts=tuple(code.facts),
+                     files=tuple(code.files) or (display,))
 
     def source(self, f: SourceFile, kind: str = "python") -> str | None:
         """A file's text, read once and kept for suppressions, excerpts and fingerprints."""
@@ -184,9 +216,19 @@ class Tree:
 
     def _analyse_entry(self, resolved: Resolved) -> Entry:
         f = resolved.file
+        if resolved.kind in _COMMAND_METHODS and resolved.function:
+            found = self._php_command(resolved)
+            if found is not None:
+                return found
         text = read_text(f.abs).content
         if text is None:
             return Entry(f.display, resolved.kind, resolved.function, files=(f.display,))
+        if f.rel in self.php.files and (f.rel.endswith(".php") or _shebang(text) == "php"):
+            php = self.php.parsed(f.rel)
+            if php is not None:
+                self.php.report_errors(f.rel)
+                return self.php_entry(f.display, resolved.kind, None,
+                                      self.php_analyzer.script(php))
         if f.rel.endswith((".py", ".pyw")) or _PYTHON.match(_shebang(text)):
             self.texts.setdefault(f.display, ("python", text))
             self.python.add(f.rel, f)
@@ -217,6 +259,23 @@ class Tree:
             _ANY_LOCK_TOKENS.search(read_text(m.abs).content or "") for m in modules)
         return Entry(f.display, resolved.kind, resolved.function, mentions_lock=mentions,
                      files=(f.display, *(m.display for m in modules)))
+
+    def _php_command(self, resolved: Resolved) -> Entry | None:
+        """An artisan or Symfony console command's class, from the command name; the
+        scheduler's own ``schedule:run`` is a dispatcher (its tasks are jobs of their own)."""
+        name = resolved.function or ""
+        if resolved.kind == "artisan" and name in DISPATCH_COMMANDS:
+            return Entry(resolved.file.display, resolved.kind, name, files=(resolved.file.display,))
+        methods = _COMMAND_METHODS[resolved.kind]
+        cls = self.php.command(name, methods)
+        if cls is None:
+            return None
+        method = next(m for m in methods if cls.method(m, self.php))
+        rel = next((r for r, f in self.files.items() if f.display == cls.php.display), None)
+        if rel is not None:
+            self.php.report_errors(rel)
+        return self.php_entry(cls.php.display, resolved.kind, f"{cls.name}::{method}",
+                              self.php_analyzer.entry(cls, method))
 
     def _perl_modules(self, text: str) -> list[SourceFile]:
         """Tree files of the Perl modules a script uses (``use Munin::Master::Update``)."""
@@ -250,16 +309,18 @@ class Tree:
             script = next((a for a in argv[1:] if not a.startswith("-")), None)
             if script is None:
                 return None, False
-            if basename(script) == "artisan":
+            if basename(script) in _FRAMEWORK_CONSOLES:
                 f = self.find(script, cwd, base)
-                return (Resolved(f, "artisan") if f else None), True
+                kind = _FRAMEWORK_CONSOLES[basename(script)]
+                return (Resolved(f, kind, _command_after(argv, script)) if f else None), True
             f = self.find(script, cwd, base)
             return (Resolved(f, _SCRIPT_INTERPRETERS[name]) if f else None), f is not None
         if name in _DJANGO:
             return self._django(argv[1:]), True
         if name in _FRAMEWORK_CONSOLES and ("/" in argv[0] or name == "artisan"):
             f = self.find(argv[0], cwd, base)
-            return (Resolved(f, _FRAMEWORK_CONSOLES[name]) if f else None), True
+            return (Resolved(f, _FRAMEWORK_CONSOLES[name], _command_after(argv, argv[0]))
+                    if f else None), True
         if "/" in argv[0]:
             f = self.find(argv[0], cwd, base)
             if f is not None and _is_script(f):
@@ -295,6 +356,12 @@ class Tree:
         command = next((a for a in args if not a.startswith("-")), None)
         f = self.management_command(command) if command else None
         return Resolved(f, "manage.py", "handle") if f else None
+
+
+def _command_after(argv: list[str], runner: str) -> str | None:
+    """The command a console runner is given: ``php artisan billing:charge --force``."""
+    words = argv[argv.index(runner) + 1:] if runner in argv else argv[1:]
+    return next((w for w in words if not w.startswith("-")), None)
 
 
 def _shebang(text: str) -> str:
@@ -354,7 +421,9 @@ def targets_for(invocations: list[tuple[Invocation, bool]], tree: Tree, cwd: str
         else:
             identity = " ".join(argv)
         span = locate.span(inv.argv[0].start, inv.argv[-1].end)
-        out.append((Target(tuple(argv), span, project, entry, identity.strip()), guarded))
+        role: Literal["run", "dispatch"] = "dispatch" if resolved is not None and \
+            resolved.kind == "artisan" and resolved.function in DISPATCH_COMMANDS else "run"
+        out.append((Target(tuple(argv), span, project, entry, identity.strip(), role), guarded))
     return out
 
 

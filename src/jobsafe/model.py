@@ -42,6 +42,7 @@ LockKind = Literal[
     "flock", "lockf", "filelock", "soft-filelock", "portalocker", "portalocker-redis",
     "fasteners", "zc.lockfile", "tendo", "lockfile", "pid-file", "lock-file", "lock-dir",
     "redis-lock", "python-redis-lock", "redlock", "redis-key", "cache-key", "cache-lock",
+    "symfony-lock",
     "huey-lock", "db-row-lock", "db-claim", "pg-advisory", "mysql-get-lock",
     "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo", "setlock",
     "threading.Lock", "threading.RLock", "threading.Semaphore", "threading.BoundedSemaphore",
@@ -70,11 +71,13 @@ FactKind = Literal["exit-in-scope", "yield-in-scope", "fork-in-scope", "unlink-f
 #: scheduler refuses it (JOB113), another line makes ``crontab FILE`` refuse its file
 NeverRunsWhy = Literal["file-skipped", "unterminated", "never-matches", "refused",
                        "file-refused"]
+#: a TTL that is set but not to a value known statically (a parameter, a setting)
+UNKNOWN_TTL = -1.0
 #: what a filesystem where a job runs is, for its lock files
 MountKind = Literal["network", "shared", "local", "other"]
 #: where a job comes from (the JSON inventory's ``source``)
 JobSource = Literal["cron", "systemd", "k8s", "compose", "gha", "ansible", "celery",
-                    "apscheduler", "schedule", "huey", "django", "django-cron"]
+                    "apscheduler", "schedule", "huey", "django", "django-cron", "laravel"]
 
 
 class Severity(str, Enum):
@@ -314,7 +317,9 @@ class Target:
     identity: str = ""
     #: "run" for the program the command runs; "run-parts" for each script of a run-parts
     #: folder (their locks are their own, not a guard of the whole job)
-    role: Literal["run", "run-parts"] = "run"
+    #: ``dispatch``: a scheduler run each minute that runs its own tasks (Laravel's
+    #: ``artisan schedule:run``): its tasks are the jobs, not the command
+    role: Literal["run", "run-parts", "dispatch"] = "run"
 
 
 @dataclass(frozen=True)
@@ -440,6 +445,9 @@ class Job:
     confidence: Confidence = Confidence.HIGH
     #: for fixes: the command of a crontab line, as written
     command_at: Span | None = None
+    #: a claim each firing takes so that one copy of the scheduler runs it (Laravel's
+    #: ``onOneServer()``): not an overlap guard, the next firing claims anew
+    one_per_firing: Lock | None = None
 
     @property
     def runs_project_code(self) -> bool:

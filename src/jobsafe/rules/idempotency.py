@@ -12,7 +12,7 @@ class NondeterministicIdempotencyKey(FactRule):
     summary = "An idempotency or de-duplication key derived from a value that changes every run."
     fix = "unsafe"  # a rerun of the same work is now recognised as a repeat
     fix_message = "build the key from the stable identifiers the call already passes"
-    sources = ("python",)
+    sources = ("python", "php")
     fact_kind = "key-per-run"
 
     def message(self, fact):
@@ -27,7 +27,7 @@ class KeyFromFreshRecord(FactRule):
     name = "key-from-fresh-record"
     severity = Severity.ERROR
     summary = "An idempotency key derived from the id of a record created in the same run."
-    sources = ("python",)
+    sources = ("python", "php")
     fact_kind = "key-fresh-record"
 
     def message(self, fact):
@@ -42,7 +42,7 @@ class MissingIdempotencyKey(FactRule):
     name = "missing-idempotency-key"
     severity = Severity.WARNING
     summary = "A state-changing call to an API that supports idempotency keys, made without one."
-    sources = ("python",)
+    sources = ("python", "php")
     fact_kind = "key-missing"
 
     def message(self, fact):

@@ -14,12 +14,14 @@ FILE_LOCKS = ("lock-file", "lock-dir", "pid-file", "soft-filelock", "lockfile")
 #: locks that can wait for their holder, and so can make runs queue up
 WAITING_KINDS = ("flock", "lockf", "filelock", "fasteners", "lockfile", "pid-file", "redis-lock",
                  "python-redis-lock", "pg-advisory", "mysql-get-lock", "soft-filelock",
-                 "portalocker", "cache-lock")
+                 "portalocker", "cache-lock", "symfony-lock")
 
 
 def lock_name(lock: Lock) -> str:
     what = lock.path or lock.key
-    return f"{lock.kind} lock {what}" if what else f"{lock.kind} lock"
+    # a framework's lock is named by the call that takes it: ``withoutOverlapping()``
+    kind = lock.api if lock.api and lock.api.endswith("()") else lock.kind
+    return f"{kind} lock {what}" if what else f"{kind} lock"
 
 
 def interval_ttl(lock: Lock, job: Job | None, limit: float,
@@ -52,7 +54,7 @@ class ExistsCheckLock(Rule):
     name = "exists-check-lock"
     severity = Severity.ERROR
     summary = "A lock taken by testing that a file exists and then creating it."
-    sources = ("cron", "python")
+    sources = ("cron", "python", "php")
 
     def check(self, project):
         for lock, job in locks_with_jobs(project):
@@ -70,7 +72,7 @@ class StaleLockUnhandled(Rule):
     name = "stale-lock-unhandled"
     severity = Severity.ERROR
     summary = "A lock file whose existence means 'locked', with no stale-lock handling."
-    sources = ("cron", "python")
+    sources = ("cron", "python", "php")
 
     def check(self, project):
         for lock, job in locks_with_jobs(project):
@@ -97,7 +99,7 @@ class ReleaseNotGuaranteed(Rule):
     name = "release-not-guaranteed"
     severity = Severity.WARNING
     summary = "A lock that outlives the process is released by a call an exception skips."
-    sources = ("python",)
+    sources = ("python", "php")
     #: unsafe when the code between leaves by a return, break or raise, which now releases
     fix = "safe"
 
@@ -121,7 +123,7 @@ class ExitInLockScope(Rule):
     name = "exit-in-lock-scope"
     severity = Severity.ERROR
     summary = "A process exit inside a lock scope skips the release."
-    sources = ("python",)
+    sources = ("python", "php")
     fix = "unsafe"  # the exit now releases the lock first
 
     def check(self, project):
@@ -145,7 +147,7 @@ class LockExpiryTooLong(Rule):
     name = "lock-expiry-too-long"
     severity = Severity.WARNING
     summary = "An expiring lock whose TTL is longer than a day, or than the job's interval."
-    sources = ("python",)
+    sources = ("python", "php")
     fix = "unsafe"  # a run longer than one interval loses the lock
 
     def check(self, project):
@@ -178,7 +180,7 @@ class LockWithoutExpiry(Rule):
     name = "lock-without-expiry"
     severity = Severity.ERROR
     summary = "A Redis or cache lock with no time-to-live: one crash holds it forever."
-    sources = ("python",)
+    sources = ("python", "php")
     fix = "unsafe"  # a run longer than one interval loses the lock
 
     def check(self, project):
@@ -233,7 +235,7 @@ class LockRetryStorm(FactRule):
     name = "lock-retry-storm"
     severity = Severity.WARNING
     summary = "A failed try-lock retried at short intervals, or a spin loop with no deadline."
-    sources = ("python",)
+    sources = ("python", "php")
     fact_kind = "retry-on-lock"
 
     def message(self, fact):
@@ -344,7 +346,7 @@ class LockResultIgnored(FactRule):
     name = "lock-result-ignored"
     severity = Severity.ERROR
     summary = "A try-lock whose result is not checked before the work."
-    sources = ("python",)
+    sources = ("python", "php")
     fact_kind = "unchecked-try-lock"
 
     def message(self, fact):

@@ -22,6 +22,9 @@ from .remedies import (
 ENV_FOLDERS = {"dev", "develop", "development", "test", "testing", "qa", "uat", "stage",
                "staging", "preprod", "prod", "production", "live", "sandbox", "local", "ci",
                "demo", "canary", "overlays", "environments", "envs"}
+#: Laravel tasks that fire at most this far apart need an overlap guard (JOB101): a run of
+#: a daily task that reaches the next day is not the overlap users meet
+LARAVEL_SHORT_INTERVAL = 3600
 #: folder names of documentation: an example crontab is not installed beside the real one
 EXAMPLE_FOLDERS = {"doc", "docs", "example", "examples", "sample", "samples"}
 
@@ -74,17 +77,21 @@ class UnguardedJob(Rule):
     name = "unguarded-job"
     severity = Severity.WARNING
     summary = "A recurring cron job runs project code with no overlap guard and no lock."
-    sources = ("cron",)
+    sources = ("cron", "php")
     fix = "unsafe"  # a run that finds the previous one still going is skipped, a hung one ends
 
     def check(self, project):
         taken = _lock_names(project)
         for job in project.runnable_jobs:
+            if job.source == "laravel":
+                yield from self._task(job)
+                continue
             if job.source != "cron" or not job.schedule.recurring or guarded(job):
                 continue
-            if any(t.entry.mentions_lock for t in job.targets if t.entry and t.role == "run"):
+            work = [t for t in job.targets if t.role != "dispatch"]
+            if any(t.entry.mentions_lock for t in work if t.entry and t.role == "run"):
                 continue
-            if not job.runs_project_code and not (self.settings.strict and job.targets):
+            if not any(t.project_code for t in work) and not (self.settings.strict and work):
                 continue
             every = interval_text(job)
             yield self.finding(
@@ -95,6 +102,21 @@ class UnguardedJob(Rule):
                 (job,), job.id, edits=self._guard(job, taken.setdefault(job.span.path, set())),
                 fix_message="run it under `flock -n` (skip while the last run holds the lock) "
                             "and `timeout` (end a run after one interval)")
+
+    def _task(self, job: Job):
+        """A Laravel task without ``withoutOverlapping()``: the next minute's
+        ``schedule:run`` starts it again while a run is still going. Only tasks that fire
+        often enough for a slow run to reach the next firing."""
+        interval = job.schedule.min_interval_seconds
+        if not job.schedule.recurring or guarded(job) or not interval or \
+                interval > LARAVEL_SHORT_INTERVAL or not job.runs_project_code:
+            return
+        yield self.finding(
+            job.span,
+            message("`{schedule}` task {work} has no `withoutOverlapping()`: a run longer than "
+                    "{every} is started again beside itself by the next `schedule:run`",
+                    schedule=job.schedule.text, work=work_text(job), every=interval_text(job)),
+            (job,), job.id)
 
     @staticmethod
     def _guard(job: Job, taken: set[str]) -> tuple[TextEdit, ...]:
@@ -120,7 +142,7 @@ class BlockingLockWait(Rule):
     name = "blocking-lock-wait"
     severity = Severity.WARNING
     summary = "The overlap guard waits for the lock instead of skipping, so runs pile up."
-    sources = ("cron", "python")
+    sources = ("cron", "python", "php")
     fix = "unsafe"  # -n: a run that finds the lock taken is skipped instead of queued
 
     def check(self, project):
@@ -355,10 +377,20 @@ class SchedulerPerWorker(Rule):
     name = "scheduler-per-worker"
     severity = Severity.ERROR
     summary = "An in-process scheduler started in an app that runs as several processes."
-    sources = ("python", "k8s", "compose")
+    sources = ("python", "php", "k8s", "compose")
 
     def check(self, project):
         for beat in sorted(project.beat_processes, key=lambda b: b.span):
+            if beat.how.startswith("artisan"):
+                yield self.finding(
+                    beat.span,
+                    message("`{how}` runs in several copies ({copies}): each copy runs "
+                            "Laravel's scheduler, so every task without `onOneServer()` runs "
+                            "once in each copy; run the scheduler in one single-replica process "
+                            "or mark the tasks `onOneServer()`", how=beat.how,
+                            copies=prose(beat.copies.note)),
+                    (beat.copies,), related=[Related(beat.copies.evidence, beat.copies.note)])
+                continue
             yield self.finding(
                 beat.span,
                 message("`{how}` runs in several copies ({copies}): each copy is a beat "

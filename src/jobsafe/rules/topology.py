@@ -24,12 +24,15 @@ class HostLocalLockMultiNode(Rule):
     name = "host-local-lock-multi-node"
     severity = Severity.ERROR
     summary = "A job guarded only by a host-local lock, deployed on more than one node."
-    sources = ("cron", "systemd", "k8s", "compose", "ansible", "python")
+    sources = ("cron", "systemd", "k8s", "compose", "ansible", "python", "php")
 
     def check(self, project):
         for job in project.runnable_jobs:
             copies = job.replicas
             if copies is None or copies.count <= 1:
+                continue
+            if job.source == "laravel":
+                yield from self._task(job, copies)
                 continue
             locks = job.guard_locks
             if any(lock.scope == "cluster" for lock in locks):
@@ -57,6 +60,27 @@ class HostLocalLockMultiNode(Rule):
                         "once", kind=guard.kind, where=where, why=why),
                 (job, copies, guard, mount), job.id, [Related(copies.evidence, copies.note),
                          Related(job.span, "scheduled here")])
+
+
+    def _task(self, job, copies):
+        """A Laravel task runs once per firing only under ``onOneServer()`` in a cache
+        store every server shares; ``withoutOverlapping()`` keeps out a copy that starts
+        while a run is going, not one that starts after it ends."""
+        claim = job.one_per_firing
+        if claim is not None and claim.scope == "cluster":
+            return
+        if claim is None:
+            why = message("has no `onOneServer()`: each of the scheduler's copies ({copies}) "
+                          "runs it at every firing", copies=prose(copies.note))
+        else:
+            why = message("claims each firing with `onOneServer()` in a cache store each copy "
+                          "has its own of ({copies}), so every copy still runs it",
+                          copies=prose(copies.note))
+        yield self.finding(
+            job.span,
+            message("`{schedule}` task {why}; use `onOneServer()` with a shared cache store "
+                    "(redis, database, memcached)", schedule=job.schedule.text, why=why),
+            (job, copies, claim), job.id, [Related(copies.evidence, copies.note)])
 
 
 class LockOnNetworkFs(Rule):
@@ -114,7 +138,7 @@ class SessionLockThroughPooler(Rule):
     name = "session-lock-through-pooler"
     severity = Severity.ERROR
     summary = "A session-level advisory lock on connections pooled per transaction."
-    sources = ("python",)
+    sources = ("python", "php")
 
     def check(self, project):
         for lock, job in locks_with_jobs(project):

@@ -71,6 +71,13 @@ def celery_role(command: str | None) -> str | None:
     return None
 
 
+def runs_laravel_scheduler(command: str | None) -> bool:
+    """``php artisan schedule:work`` (or ``schedule:run`` in a loop) as a container's
+    command: the process that runs Laravel's scheduled tasks."""
+    return command is not None and re.search(r"\bartisan\b[^\n]*\bschedule:(?:work|run)\b",
+                                             command) is not None
+
+
 def runs_web_server(command: str | None) -> bool:
     return command is not None and _WEB_SERVER.search(command) is not None
 

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 
 from ...model import LockKind, LockScope, StaleHandling
 
-#: a TTL that is set but not to a value known statically (a parameter, a setting)
-UNKNOWN_TTL = -1.0
 
 @dataclass(frozen=True)
 class LockApi:

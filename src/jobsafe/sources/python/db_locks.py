@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ...model import Lock
-from .apis import UNKNOWN_TTL
+from ...model import UNKNOWN_TTL
 from .module_base import ModuleBase
 from .syntax import contains, walk
 from .values import argument

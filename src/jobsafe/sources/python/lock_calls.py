@@ -20,7 +20,7 @@ from ...model import (
     TextEdit,
 )
 from . import apis
-from .apis import UNKNOWN_TTL
+from ...model import UNKNOWN_TTL
 from .db_locks import DbLocks
 from .facts import MAIN, MODULE, PathEffects
 from .fixes import skip_when_busy, try_advisory_lock

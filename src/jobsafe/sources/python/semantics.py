@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...model import CodeFact, Confidence, Lock, Release, Span
 from . import apis
-from .apis import UNKNOWN_TTL
+from ...model import UNKNOWN_TTL
 from .facts import MODULE, ClassInfo, ModuleFacts, Unit
 from .hazards_model import Retries, derive
 from .symbols import (

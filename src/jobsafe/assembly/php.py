@@ -1,0 +1,160 @@
+"""Laravel scheduler tasks as jobs: each task with its schedule, its overlap mutex
+(``withoutOverlapping()``), its per-firing claim (``onOneServer()``) in the app's cache
+store, and the code it runs (an artisan command's class, a queued job, a closure, a shell
+command)."""
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+
+from tree_sitter import Node
+
+from ..link import DISPATCH_COMMANDS, targets_for
+from ..model import Confidence, Entry, Job, Lock, Schedule, Target
+from ..paths import is_test_path
+from ..schedule import cron_schedule_or_never
+from ..sources.php.laravel import MUTEX_MINUTES, Task, scheduled_tasks
+from ..sources.php.syntax import PhpFile, arguments, number_value, string_value
+from ..sources.shell import Locator, analyze
+from ..timespec import ScheduleError
+from .context import Step
+
+
+class PhpAssembly(Step):
+    def run(self) -> None:
+        index = self.tree.php
+        for rel, text in sorted(index.texts().items()):
+            if "schedule" in text.lower() and not is_test_path(rel):
+                self.guarded(index.files[rel].display, partial(self._tasks, rel))
+        self.project.parse_errors.extend(index.errors)
+
+    def _tasks(self, rel: str) -> None:
+        php = self.tree.php.parsed(rel)
+        if php is None:
+            return
+        tasks = scheduled_tasks(php)
+        if tasks:
+            self.tree.php.report_errors(rel)
+            self.texts.setdefault(php.display, ("php", php.text))
+        for task in tasks:
+            self.guarded(php.display, partial(self._job, php, task))
+
+    def _job(self, php: PhpFile, task: Task) -> None:
+        text = "->".join(task.methods) or "everyMinute() (no frequency set)"
+        zone_call = task.option("timezone")
+        zone = string_value(arguments(zone_call)[0], php) \
+            if zone_call is not None and arguments(zone_call) else None
+        never = None
+        if task.expression is None:
+            schedule = Schedule(text=text, kind="templated", timezone=zone)
+        elif task.repeat_seconds:
+            schedule = Schedule(text=text, kind="interval", timezone=zone,
+                                min_interval_seconds=task.repeat_seconds,
+                                runs_per_day=86400 / task.repeat_seconds)
+        else:
+            try:
+                schedule, never = cron_schedule_or_never(text, task.expression, zone)
+            except ScheduleError as exc:
+                self.error(php.display, f"invalid Laravel schedule: {exc}", task.span.line)
+                return
+            schedule = replace(schedule, text=text)
+        target = self._target(php, task)
+        store = self.tree.php_settings.cache
+        scope = store.scope if store is not None else "cluster"
+        confidence = Confidence.HIGH if store is not None and store.span is not None else \
+            Confidence.MEDIUM
+        locks: tuple[Lock, ...] = ()
+        overlap = task.option("withoutOverlapping")
+        if overlap is not None:
+            args = arguments(overlap)
+            minutes = number_value(args[0], php) if args else MUTEX_MINUTES
+            locks = (Lock(kind="cache-lock", scope=scope, span=task.span,
+                          key=task.what, ttl_seconds=minutes * 60 if minutes else None,
+                          stale_handling="ttl", try_lock=True, result_checked=True,
+                          release="finally", api="withoutOverlapping()",
+                          ttl_span=task.span, confidence=confidence),)
+        one_server = None
+        if task.has("onOneServer"):
+            one_server = Lock(kind="cache-lock", scope=scope, span=task.span,
+                              key=task.what, ttl_seconds=3600,
+                              stale_handling="ttl", try_lock=True, result_checked=True,
+                              api="onOneServer()", confidence=confidence)
+        options = tuple((method, self._words(php, call)) for method, call in task.chain
+                        if method in ("runInBackground", "environments", "between",
+                                      "unlessBetween", "evenInMaintenanceMode", "timezone"))
+        self.project.jobs.append(Job(
+            id=f"laravel:{task.span.path}:{task.span.line}", source="laravel", span=task.span,
+            schedule=schedule, command=f"{task.kind}: {task.what}"[:200],
+            targets=(target,) if target is not None else (), locks=locks, options=options,
+            never_runs=never, one_per_firing=one_server))
+
+    @staticmethod
+    def _words(php: PhpFile, call: Node) -> str:
+        return ", ".join(string_value(a, php) or php.text_of(a) for a in arguments(call))
+
+    def _target(self, php: PhpFile, task: Task) -> Target | None:
+        """What the task runs, with the code it reaches."""
+        tree, analyzer = self.tree, self.tree.php_analyzer
+        first = task.target
+        if task.kind == "exec":
+            locate = Locator(php.display, task.what, task.span.line, task.span.column)
+            facts = analyze(task.what, locate)
+            found = targets_for(facts.invocations, tree, facts.cd, None, locate)
+            return found[0][0] if found else None
+        if first is None:
+            return None
+        cls, method = None, None
+        if task.kind == "command":
+            named = _class_constant(first, php)
+            if named is not None:
+                cls = tree.php.klass(php.qualified(named))
+                method = "handle"
+            else:
+                command = task.what.split()[0] if task.what.split() else ""
+                if command in DISPATCH_COMMANDS:
+                    return None
+                cls = tree.php.command(command, ("handle", "__invoke"))
+                method = "handle"
+        elif task.kind == "job" or task.kind == "call":
+            if first.type in ("anonymous_function", "arrow_function"):
+                code = analyzer.closure(php, first)
+                entry = tree.php_entry(php.display, "php", None, code)
+                return Target(("closure",), task.span, True, entry,
+                              f"{php.display}:{first.start_point.row + 1}")
+            named = _class_constant(first, php) or _created_class(first, php)
+            method = "handle" if task.kind == "job" else "__invoke"
+            if first.type == "array_creation_expression" and len(first.named_children) == 2:
+                pair = [c.named_children[-1] for c in first.named_children if c.named_children]
+                if len(pair) == 2:
+                    named = _class_constant(pair[0], php) or _created_class(pair[0], php)
+                    method = string_value(pair[1], php) or method
+            cls = tree.php.klass(php.qualified(named)) if named else None
+        if cls is None or method is None or cls.method(method, tree.php) is None:
+            return Target((task.what,), task.span, True, None, task.what)
+        owner, _ = cls.method(method, tree.php) or (cls, None)
+        code = analyzer.entry(owner, method)
+        function = f"{cls.name}::{method}"
+        entry: Entry = tree.php_entry(cls.php.display, "artisan" if task.kind == "command"
+                                      else "function", function, code)
+        args = task.what.split()[1:] if task.kind == "command" else []
+        return Target((task.what,), task.span, True, entry,
+                      " ".join([entry.path, task.what.split()[0] if task.what.split() else "",
+                                *args]).strip())
+
+
+def _class_constant(node: Node, php: PhpFile) -> str | None:
+    """``Charge::class`` -> ``Charge``."""
+    if node.type == "class_constant_access_expression":
+        text = php.text_of(node)
+        if text.endswith("::class"):
+            return text[:-len("::class")]
+    return None
+
+
+def _created_class(node: Node, php: PhpFile) -> str | None:
+    """``new ChargeDue($x)`` -> ``ChargeDue``."""
+    if node.type == "object_creation_expression":
+        name = next((c for c in node.named_children if c.type in ("name", "qualified_name")), None)
+        return php.text_of(name) if name is not None else None
+    return None
+

@@ -1,0 +1,53 @@
+"""What a Laravel or Symfony app's configuration says about where its locks live: the
+default cache store (Laravel's mutexes and ``Cache::lock``) and ``LOCK_DSN`` (Symfony's
+lock component), read from ``config/cache.php`` and the environment files the project
+ships (``.env.example``, ``.env.dist``, Symfony's committed ``.env``)."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...discover import SourceFile
+from ...model import LockScope, Span
+from .laravel import CacheStore, cache_store
+
+_ENV_FILES = (".env.example", ".env.dist", ".env")
+_LOCK_DSN = re.compile(r"^\s*LOCK_DSN\s*=\s*['\"]?([A-Za-z0-9_+-]+)", re.M)
+_CLUSTER_DSN = ("redis", "rediss", "memcached", "mysql", "pgsql", "postgres", "postgresql",
+                "mongodb", "zookeeper", "dynamodb", "sqlsrv", "oci", "sqlite")
+
+
+@dataclass(frozen=True)
+class PhpSettings:
+    cache: CacheStore | None  # None: no Laravel cache configuration in the tree
+    lock_scope: LockScope | None  # Symfony's LOCK_DSN: None when the tree does not say
+    lock_span: Span | None = None
+
+
+def app_settings(files: dict[str, SourceFile],
+                 read: Callable[[SourceFile], str | None]) -> PhpSettings:
+    def first(names: tuple[str, ...]) -> tuple[str, str] | None:
+        for rel in sorted(files, key=lambda r: (r.count("/"), r)):
+            if rel.rsplit("/", 1)[-1] in names or rel in names:
+                text = read(files[rel])
+                if text is not None:
+                    return files[rel].display, text
+        return None
+
+    config = first(("config/cache.php",)) if "config/cache.php" in files else next(
+        ((files[r].display, t) for r in sorted(files) if r.endswith("/config/cache.php")
+         for t in [read(files[r])] if t is not None), None)
+    env = first(_ENV_FILES)
+    cache = cache_store(config, env) if config is not None or (
+        env is not None and "CACHE_" in env[1]) else None
+    scope: LockScope | None = None
+    span = None
+    if env is not None:
+        m = _LOCK_DSN.search(env[1])
+        if m:
+            scheme = m.group(1).split(":")[0].lower()
+            scope = "cluster" if scheme.startswith(_CLUSTER_DSN) else "host" \
+                if scheme in ("flock", "semaphore") else None
+            span = Span(env[0], env[1].count("\n", 0, m.start()) + 1)
+    return PhpSettings(cache, scope, span)

@@ -1,0 +1,226 @@
+"""The project's PHP code as a lookup: classes by name, global functions, artisan commands
+by signature and Symfony console commands by name. Files are found by a text scan and
+parsed when a job reaches them; ``vendor/`` is the dependencies' code, not the project's."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from ...discover import SourceFile
+from ...model import ParseError, Span
+from .syntax import PhpFile, number_value, parse, walk
+
+_DECLARATION = re.compile(r"^\s*(?:(?:abstract|final|readonly)\s+)*(?:class|trait|enum)\s+(\w+)",
+                          re.M)
+_FUNCTION = re.compile(r"^function\s+&?(\w+)\s*\(", re.M)
+_NAMESPACE = re.compile(r"^\s*namespace\s+([\w\\]+)\s*[;{]", re.M)
+#: how a command class names itself: Laravel's ``$signature``/``$name``, Symfony's
+#: ``#[AsCommand(name: ...)]``, ``$defaultName``, ``setName()``/``parent::__construct()``
+_COMMAND_NAME = re.compile(
+    r"""(?:\$signature|\$name|\$defaultName)\s*=\s*['"]\s*([\w:.-]+)|"""
+    r"""AsCommand\(\s*(?:name\s*:\s*)?['"]([\w:.-]+)|"""
+    r"""->setName\(\s*['"]([\w:.-]+)|parent::__construct\(\s*['"]([\w:.-]+)""")
+
+
+@dataclass
+class PhpClass:
+    name: str
+    fqn: str
+    php: PhpFile
+    node: Node
+    methods: dict[str, Node] = field(default_factory=dict)
+    #: property name (no ``$``) -> class FQN, from declarations and promoted parameters
+    properties: dict[str, str] = field(default_factory=dict)
+    traits: set[str] = field(default_factory=set)
+    parent: str | None = None
+    #: a queued job's retry setting (``$tries = 20``) and where it is
+    retries: tuple[str, Span] | None = None
+
+    def method(self, name: str, index: PhpIndex, depth: int = 0) -> tuple[PhpClass, Node] | None:
+        if name in self.methods:
+            return self, self.methods[name]
+        parent = self.parent_class(index)
+        if parent is not None and depth < 8:
+            return parent.method(name, index, depth + 1)
+        return None
+
+    def parent_class(self, index: PhpIndex) -> PhpClass | None:
+        return index.klass(self.parent) if self.parent else None
+
+
+def read_class(php: PhpFile, node: Node) -> PhpClass:
+    name_node = node.child_by_field_name("name")
+    name = php.text_of(name_node) if name_node is not None else ""
+    cls = PhpClass(name, f"{php.namespace}\\{name}" if php.namespace else name, php, node)
+    for child in node.named_children:
+        if child.type == "base_clause" and child.named_children:
+            cls.parent = php.qualified(php.text_of(child.named_children[0]))
+    body = node.child_by_field_name("body")
+    for member in body.named_children if body is not None else ():
+        if member.type == "method_declaration":
+            method = member.child_by_field_name("name")
+            if method is not None:
+                cls.methods[php.text_of(method)] = member
+                if php.text_of(method) == "__construct":
+                    _promoted(php, member, cls)
+        elif member.type == "use_declaration":
+            for used in member.named_children:
+                cls.traits.add(php.text_of(used).rsplit("\\", 1)[-1])
+        elif member.type == "property_declaration":
+            _property(php, member, cls)
+    return cls
+
+
+def _promoted(php: PhpFile, constructor: Node, cls: PhpClass) -> None:
+    """``__construct(private BillingService $billing)`` and ``$this->x = $x`` of typed
+    parameters: the properties' classes."""
+    params = constructor.child_by_field_name("parameters")
+    typed = {}
+    for param in params.named_children if params is not None else ():
+        kind, name = param.child_by_field_name("type"), param.child_by_field_name("name")
+        if kind is None or name is None:
+            continue
+        full = php.qualified(php.text_of(kind).lstrip("?"))
+        typed[php.text_of(name)] = full
+        if param.type == "property_promotion_parameter":
+            cls.properties[php.text_of(name).lstrip("$")] = full
+    for node in walk(constructor):
+        if node.type == "assignment_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None and right is not None and left.type == "member_access_expression" \
+                    and php.text_of(left).startswith("$this->") and php.text_of(right) in typed:
+                cls.properties.setdefault(php.text_of(left)[7:], typed[php.text_of(right)])
+
+
+def _property(php: PhpFile, member: Node, cls: PhpClass) -> None:
+    kind = member.child_by_field_name("type")
+    for element in member.named_children:
+        if element.type != "property_element":
+            continue
+        name = element.child_by_field_name("name")
+        if name is None:
+            continue
+        prop = php.text_of(name).lstrip("$")
+        if kind is not None:
+            cls.properties[prop] = php.qualified(php.text_of(kind).lstrip("?"))
+        value = element.child_by_field_name("default_value")
+        if prop == "tries":
+            tries = number_value(value, php)
+            if tries is not None and tries > 1:
+                cls.retries = (php.text_of(member).rstrip(";").strip(), php.span(member))
+        elif prop == "backoff" and value is not None and cls.retries is None:
+            cls.retries = (php.text_of(member).rstrip(";").strip(), php.span(member))
+
+
+class PhpIndex:
+    """Project PHP files by what they declare; each parsed once."""
+
+    def __init__(self, files: dict[str, SourceFile], source: Callable[[SourceFile, str], str | None]):
+        self.files = {rel: f for rel, f in files.items()
+                      if rel.endswith(".php") and not _dependency(rel)}
+        self.source = source
+        self._parsed: dict[str, PhpFile | None] = {}
+        self._scanned: dict[str, str] | None = None
+        self._classes: dict[str, list[str]] = {}  # short name -> files
+        self._functions: dict[str, list[str]] = {}
+        self._commands: dict[str, list[str]] = {}
+        self.errors: list[ParseError] = []
+        self._reported: set[str] = set()
+
+    # -- text scan
+    def _scan(self) -> dict[str, str]:
+        if self._scanned is None:
+            self._scanned = {}
+            for rel, f in sorted(self.files.items()):
+                text = self.source(f, "php")
+                if not text:
+                    continue
+                self._scanned[rel] = text
+                for name in _DECLARATION.findall(text):
+                    self._classes.setdefault(name, []).append(rel)
+                for name in _FUNCTION.findall(text):
+                    self._functions.setdefault(name, []).append(rel)
+                for m in _COMMAND_NAME.finditer(text):
+                    name = next(g for g in m.groups() if g)
+                    self._commands.setdefault(name, []).append(rel)
+        return self._scanned
+
+    def texts(self) -> dict[str, str]:
+        return self._scan()
+
+    def parsed(self, rel: str) -> PhpFile | None:
+        if rel not in self._parsed:
+            text = self._scan().get(rel)
+            self._parsed[rel] = parse(self.files[rel].display, text) if text is not None else None
+        return self._parsed[rel]
+
+    def report_errors(self, rel: str) -> None:
+        """A syntax error in a file a job runs is a JOB900 (once per file)."""
+        php = self.parsed(rel)
+        if php is None or rel in self._reported:
+            return
+        self._reported.add(rel)
+        error = php.first_error()
+        if error is not None:
+            self.errors.append(ParseError(php.span(error, whole=False),
+                                          "PHP syntax error: the code after it is read as far "
+                                          "as the parser could recover"))
+
+    # -- lookups
+    def classes_in(self, rel: str) -> list[PhpClass]:
+        php = self.parsed(rel)
+        if php is None:
+            return []
+        return [read_class(php, n) for n in walk(php.root) if n.type == "class_declaration"]
+
+    def klass(self, fqn: str | None) -> PhpClass | None:
+        if not fqn:
+            return None
+        short = fqn.rsplit("\\", 1)[-1]
+        self._scan()
+        found = [c for rel in self._classes.get(short, []) for c in self.classes_in(rel)
+                 if c.name == short]
+        exact = [c for c in found if c.fqn == fqn.lstrip("\\")]
+        if exact:
+            return exact[0]
+        return found[0] if len(found) == 1 else None
+
+    def function(self, name: str) -> tuple[PhpFile, Node] | None:
+        self._scan()
+        hits = self._functions.get(name, [])
+        if len(hits) != 1:
+            return None
+        php = self.parsed(hits[0])
+        if php is None:
+            return None
+        for node in walk(php.root):
+            if node.type == "function_definition":
+                n = node.child_by_field_name("name")
+                if n is not None and php.text_of(n) == name:
+                    return php, node
+        return None
+
+    def command(self, name: str, entry_methods: tuple[str, ...]) -> PhpClass | None:
+        """The command class registered as ``name``: a class declaring it that has one of
+        ``entry_methods`` (``handle`` for artisan, ``execute`` for Symfony)."""
+        self._scan()
+        for rel in self._commands.get(name, []):
+            for cls in self.classes_in(rel):
+                if any(cls.method(m, self) for m in entry_methods) and \
+                        name in _names_of(cls):
+                    return cls
+        return None
+
+
+def _names_of(cls: PhpClass) -> set[str]:
+    """The command names a class declares (its own text, attributes included)."""
+    return {next(g for g in m.groups() if g)
+            for m in _COMMAND_NAME.finditer(cls.php.text_of(cls.node))}
+
+
+def _dependency(rel: str) -> bool:
+    parts = rel.split("/")
+    return "vendor" in parts[:-1] or "node_modules" in parts[:-1]

@@ -1,0 +1,291 @@
+"""Laravel's scheduler as a source: the tasks ``app/Console/Kernel.php``'s ``schedule()``,
+``routes/console.php`` and ``bootstrap/app.php``'s ``withSchedule`` declare, each with the
+cron expression its frequency methods build (the methods splice fields exactly as
+``Illuminate\\Console\\Scheduling\\ManagesFrequencies`` does), and the cache store its
+mutexes live in."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from ...model import Span
+from .syntax import PhpFile, arguments, number_value, string_value, walk
+
+#: ``Schedule::MONDAY`` ... as Laravel numbers them (cron's: Sunday is 0)
+_DAYS = {"SUNDAY": 0, "MONDAY": 1, "TUESDAY": 2, "WEDNESDAY": 3, "THURSDAY": 4, "FRIDAY": 5,
+         "SATURDAY": 6}
+#: methods that set one field of the expression to a constant
+_MINUTE_STEPS = {"everyMinute": "*", "everyTwoMinutes": "*/2", "everyThreeMinutes": "*/3",
+                 "everyFourMinutes": "*/4", "everyFiveMinutes": "*/5",
+                 "everyTenMinutes": "*/10", "everyFifteenMinutes": "*/15",
+                 "everyThirtyMinutes": "*/30"}
+_HOUR_STEPS = {"everyOddHour": "1-23/2", "everyEvenHour": "0-22/2", "everyTwoHours": "*/2",
+               "everyThreeHours": "*/3", "everyFourHours": "*/4", "everySixHours": "*/6"}
+_SECOND_STEPS = {"everySecond": 1, "everyTwoSeconds": 2, "everyFiveSeconds": 5,
+                 "everyTenSeconds": 10, "everyFifteenSeconds": 15, "everyTwentySeconds": 20,
+                 "everyThirtySeconds": 30}
+_WEEKDAY_METHODS = {"mondays": "1", "tuesdays": "2", "wednesdays": "3", "thursdays": "4",
+                    "fridays": "5", "saturdays": "6", "sundays": "0", "weekdays": "1-5",
+                    "weekends": "6,0"}
+#: how a task is declared: ``$schedule->command(...)`` and the others
+TASK_KINDS = ("command", "job", "call", "exec")
+#: ``withoutOverlapping()``'s default expiry, in minutes (``Event::$expiresAt``)
+MUTEX_MINUTES = 1440
+
+
+class NotStatic(Exception):
+    """A frequency argument that is not a literal: the schedule is set, but not known."""
+
+
+@dataclass
+class Task:
+    """One scheduled task, as its statement declares it."""
+
+    kind: str  # command | job | call | exec
+    span: Span  # the statement's first line
+    what: str  # the command line, job class or callable, as written
+    target: Node | None  # the first argument
+    chain: list[tuple[str, Node]]  # the methods chained on it, in call order
+    expression: str | None = "* * * * *"  # None: set by a call jobsafe cannot evaluate
+    repeat_seconds: int | None = None
+    methods: list[str] = field(default_factory=list)  # frequency methods, as written
+
+    def option(self, name: str) -> Node | None:
+        return next((call for method, call in self.chain if method == name), None)
+
+    def has(self, name: str) -> bool:
+        return any(method == name for method, _ in self.chain)
+
+
+def _splice(expression: str, position: int, value: str) -> str:
+    fields = expression.split()
+    fields[position - 1] = value
+    return " ".join(fields)
+
+
+def _text(value: str | float) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+class _Args:
+    """A frequency call's arguments as PHP values (strings and numbers), defaults filled."""
+
+    def __init__(self, call: Node, php: PhpFile):
+        self.nodes = arguments(call)
+        self.php = php
+
+    def get(self, index: int, default: str | float | None = None) -> str | float:
+        if index >= len(self.nodes):
+            if default is None:
+                raise NotStatic()
+            return default
+        node = self.nodes[index]
+        text = string_value(node, self.php)
+        if text is not None:
+            return text
+        number = number_value(node, self.php)
+        if number is not None:
+            return number
+        day = self.php.text_of(node).rsplit("::", 1)[-1]
+        if day in _DAYS:
+            return float(_DAYS[day])
+        if node.type == "array_creation_expression":
+            values = []
+            for element in node.named_children:
+                inner = element.named_children[-1] if element.named_children else None
+                value = string_value(inner, self.php) if inner is not None else None
+                number = number_value(inner, self.php) if inner is not None else None
+                if value is None and number is None:
+                    raise NotStatic()
+                values.append(value if value is not None else _text(number or 0))
+            return ",".join(values)
+        raise NotStatic()
+
+    def all(self) -> list[str]:
+        return [_text(self.get(i)) for i in range(len(self.nodes))]
+
+
+def _daily_at(expression: str, time: str) -> str:
+    segments = str(time).split(":")
+    minute = str(int(segments[1])) if len(segments) == 2 else "0"
+    return _splice(_splice(expression, 1, minute), 2, str(int(segments[0])))
+
+
+def apply_frequency(task: Task, method: str, call: Node, php: PhpFile) -> None:
+    """Apply one chained method to the task's expression, as Laravel does."""
+    a = _Args(call, php)
+    e = task.expression
+    if e is None:
+        return
+    if method == "cron":
+        value = a.get(0)
+        task.expression = str(value)
+    elif method in _SECOND_STEPS:
+        task.repeat_seconds = _SECOND_STEPS[method]
+        task.expression = _splice(e, 1, "*")
+    elif method in _MINUTE_STEPS:
+        task.expression = _splice(e, 1, _MINUTE_STEPS[method])
+    elif method == "hourly":
+        task.expression = _splice(e, 1, "0")
+    elif method == "hourlyAt":
+        task.expression = _splice(_splice(e, 1, _text(a.get(0))), 2, "*")
+    elif method in _HOUR_STEPS:
+        task.expression = _splice(_splice(e, 1, _text(a.get(0, 0.0))), 2, _HOUR_STEPS[method])
+    elif method == "daily":
+        task.expression = _splice(_splice(e, 1, "0"), 2, "0")
+    elif method in ("at", "dailyAt"):
+        task.expression = _daily_at(e, str(a.get(0)))
+    elif method in ("twiceDaily", "twiceDailyAt"):
+        hours = f"{_text(a.get(0, 1.0))},{_text(a.get(1, 13.0))}"
+        offset = _text(a.get(2, 0.0)) if method == "twiceDailyAt" else "0"
+        task.expression = _splice(_splice(e, 1, offset), 2, hours)
+    elif method in _WEEKDAY_METHODS:
+        task.expression = _splice(e, 5, _WEEKDAY_METHODS[method])
+    elif method == "days":
+        task.expression = _splice(e, 5, ",".join(a.all()))
+    elif method == "weekly":
+        task.expression = _splice(_splice(_splice(e, 1, "0"), 2, "0"), 5, "0")
+    elif method == "weeklyOn":
+        task.expression = _splice(_daily_at(e, str(a.get(1, "0:0"))), 5, _text(a.get(0)))
+    elif method == "monthly":
+        task.expression = _splice(_splice(_splice(e, 1, "0"), 2, "0"), 3, "1")
+    elif method == "monthlyOn":
+        task.expression = _splice(_daily_at(e, str(a.get(1, "0:0"))), 3, _text(a.get(0, 1.0)))
+    elif method == "twiceMonthly":
+        days = f"{_text(a.get(0, 1.0))},{_text(a.get(1, 16.0))}"
+        task.expression = _splice(_daily_at(e, str(a.get(2, "0:0"))), 3, days)
+    elif method == "lastDayOfMonth":
+        # Laravel writes the day of the month in which the schedule is read (28 to 31)
+        task.expression = _splice(_daily_at(e, str(a.get(0, "0:0"))), 3, "28-31")
+    elif method == "quarterly":
+        task.expression = "0 0 1 1-12/3 " + e.split()[4]
+    elif method == "quarterlyOn":
+        task.expression = _splice(_splice(_daily_at(e, str(a.get(1, "0:0"))), 3,
+                                          _text(a.get(0, 1.0))), 4, "1-12/3")
+    elif method == "yearly":
+        task.expression = "0 0 1 1 " + e.split()[4]
+    elif method == "yearlyOn":
+        task.expression = _splice(_splice(_daily_at(e, str(a.get(2, "0:0"))), 3,
+                                          _text(a.get(1, 1.0))), 4, _text(a.get(0, 1.0)))
+    else:
+        return
+    task.methods.append(php.text_of(call.child_by_field_name("name") or call) +
+                        php.text_of(call.child_by_field_name("arguments") or call))
+
+
+FREQUENCY_METHODS = frozenset({
+    "cron", *_SECOND_STEPS, *_MINUTE_STEPS, "hourly", "hourlyAt", *_HOUR_STEPS, "daily", "at",
+    "dailyAt", "twiceDaily", "twiceDailyAt", *_WEEKDAY_METHODS, "days", "weekly", "weeklyOn",
+    "monthly", "monthlyOn", "twiceMonthly", "lastDayOfMonth", "quarterly", "quarterlyOn",
+    "yearly", "yearlyOn"})
+
+
+def _schedule_receivers(php: PhpFile) -> set[str]:
+    """Variables that hold the scheduler in this file: parameters typed ``Schedule`` and
+    the conventional ``$schedule``."""
+    names = {"$schedule"}
+    for node in walk(php.root):
+        if node.type == "simple_parameter":
+            kind = node.child_by_field_name("type")
+            name = node.child_by_field_name("name")
+            if kind is not None and name is not None and \
+                    php.text_of(kind).lstrip("?\\").rsplit("\\", 1)[-1] == "Schedule":
+                names.add(php.text_of(name))
+    return names
+
+
+def _is_scheduler(node: Node, php: PhpFile, receivers: set[str]) -> bool:
+    if node.type == "variable_name":
+        return php.text_of(node) in receivers
+    if node.type == "name":  # Schedule::command(...) through the facade
+        return php.qualified(php.text_of(node)).rsplit("\\", 1)[-1] == "Schedule"
+    return False
+
+
+def scheduled_tasks(php: PhpFile) -> list[Task]:
+    """Every task the file declares: chains of calls whose innermost call is
+    ``$schedule->command|job|call|exec(...)`` or ``Schedule::…(...)``."""
+    receivers = _schedule_receivers(php)
+    tasks = []
+    for statement in walk(php.root):
+        if statement.type != "expression_statement" or not statement.named_children:
+            continue
+        chain: list[tuple[str, Node]] = []
+        node = statement.named_children[0]
+        while node.type in ("member_call_expression", "nullsafe_member_call_expression"):
+            name = node.child_by_field_name("name")
+            receiver = node.child_by_field_name("object")
+            if name is None or receiver is None:
+                break
+            if _is_scheduler(receiver, php, receivers):
+                break
+            chain.append((php.text_of(name), node))
+            node = receiver
+        name = node.child_by_field_name("name")
+        holder = node.child_by_field_name("object") if node.type == "member_call_expression" \
+            else node.child_by_field_name("scope") if node.type == "scoped_call_expression" \
+            else None
+        if name is None or holder is None or php.text_of(name) not in TASK_KINDS or \
+                not _is_scheduler(holder, php, receivers):
+            continue
+        args = arguments(node)
+        first = args[0] if args else None
+        what = (string_value(first, php) or php.text_of(first)) if first is not None else ""
+        task = Task(php.text_of(name), php.span(statement, whole=False), what, first,
+                    list(reversed(chain)))
+        for method, call in task.chain:
+            try:
+                apply_frequency(task, method, call, php)
+            except (NotStatic, ValueError, IndexError):
+                task.expression = None
+                task.methods.append(php.text_of(call.child_by_field_name("name") or call) + "(…)")
+        tasks.append(task)
+    return tasks
+
+
+# ------------------------------------------------------------------------------ cache store
+
+#: cache drivers whose keys every server sees, and those local to a host or a process
+CLUSTER_STORES = frozenset({"redis", "database", "memcached", "dynamodb", "octane", "mongodb"})
+HOST_STORES = frozenset({"file", "apc"})
+PROCESS_STORES = frozenset({"array", "null"})
+
+_ENV_STORE = re.compile(r"^\s*(CACHE_STORE|CACHE_DRIVER)\s*=\s*['\"]?([A-Za-z0-9_-]*)", re.M)
+_CONFIG_DEFAULT = re.compile(
+    r"['\"]default['\"]\s*=>\s*(?:env\(\s*['\"](\w+)['\"]\s*(?:,\s*['\"](\w*)['\"])?\s*\)|"
+    r"['\"](\w+)['\"])")
+
+
+@dataclass(frozen=True)
+class CacheStore:
+    """The cache store a Laravel app's mutexes use, and where the tree says so."""
+
+    driver: str
+    span: Span | None  # None: Laravel's own default, nothing in the tree says
+
+    @property
+    def scope(self):
+        return "process" if self.driver in PROCESS_STORES else \
+            "host" if self.driver in HOST_STORES else "cluster"
+
+
+def cache_store(config: tuple[str, str] | None, env: tuple[str, str] | None) -> CacheStore:
+    """The default store from ``config/cache.php`` (``env('CACHE_STORE', 'database')``) and
+    the environment example the project ships (``CACHE_STORE=redis``); ``config`` and
+    ``env`` are (display path, text)."""
+    variable, fallback, span = None, None, None
+    if config is not None:
+        m = _CONFIG_DEFAULT.search(config[1])
+        if m:
+            variable, fallback = m.group(1), m.group(2) or m.group(3)
+            span = Span(config[0], config[1].count("\n", 0, m.start()) + 1)
+    if env is not None:
+        for m in _ENV_STORE.finditer(env[1]):
+            if (variable is None or m.group(1) == variable) and m.group(2):
+                return CacheStore(m.group(2), Span(env[0], env[1].count("\n", 0, m.start()) + 1))
+    if fallback:
+        return CacheStore(fallback, span)
+    # Laravel 11's default is the database store; older skeletons used files
+    return CacheStore("database" if variable == "CACHE_STORE" else "file", span)
