@@ -9,7 +9,7 @@ from jobsafe.rules import all_rules
 SECTIONS = ["What it flags", "Why it matters", "Example", "Use instead", "Does not flag"]
 DEFAULT_PATHS = {"crontab": "crontab", "dockerfile": "Dockerfile", "sh": "script.sh",
                  "python": "job.py", "ini": "unit.service", "yaml": "manifest.yaml",
-                 "text": "notes.txt"}
+                 "text": "notes.txt", "php": "app/Console/Kernel.php"}
 
 
 def test_every_rule_has_a_document_and_every_document_a_rule():
@@ -47,10 +47,15 @@ def _write(tmp_path, examples):
 
 @pytest.mark.parametrize("rule_id", sorted(load_docs()))
 def test_bad_example_yields_the_rule(rule_id, tmp_path):
+    """Each language's bad examples on their own: a PHP example must fire by itself, not
+    ride on the Python one beside it."""
     bad = [e for e in load_docs()[rule_id].examples if e.verdict == "bad"]
     assert bad, "no bad example"
-    analysis = run_analysis(_write(tmp_path, bad))
-    assert rule_id in {f.rule for f in analysis.findings}
+    for php in (False, True):
+        group = [e for e in bad if (e.language == "php") == php]
+        if group:
+            analysis = run_analysis(_write(tmp_path / ("php" if php else "other"), group))
+            assert rule_id in {f.rule for f in analysis.findings}, f"php={php}"
 
 
 @pytest.mark.parametrize("rule_id", sorted(load_docs()))

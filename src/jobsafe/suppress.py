@@ -16,7 +16,7 @@ _IGNORE = re.compile(r"#\s*jobsafe:\s*ignore(?:\[(?P<codes>[^\]]*)\])?(?:\s+--\s
                      re.I)
 _NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>JOB\d{3}(?:\s*,\s*JOB\d{3})*)", re.I)
 #: file kinds whose comments may trail code on the same line
-_TRAILING_KINDS = {"python", "shell", "yaml"}
+_TRAILING_KINDS = {"python", "shell", "yaml", "php"}
 
 
 @dataclass
@@ -60,7 +60,7 @@ def parse_suppressions(path: str, text: str, kind: str) -> list[Suppression]:
     for index, line in enumerate(lines):
         lineno = index + 1
         stripped = line.strip()
-        own_line = stripped.startswith("#")
+        own_line = stripped.startswith(("#", "//") if kind == "php" else "#")
         match = _IGNORE.search(line) or (_NOQA.search(line) if kind == "python" else None)
         if match is not None:
             codes = tuple(c.strip() for c in (match.group("codes") or "").split(",") if c.strip())

@@ -4,13 +4,14 @@ store, and the code it runs (an artisan command's class, a queued job, a closure
 command)."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import partial
 
 from tree_sitter import Node
 
 from ..link import DISPATCH_COMMANDS, targets_for
-from ..model import Confidence, Entry, Job, Lock, Schedule, Target
+from ..model import Confidence, Entry, Job, Lock, LockScope, Schedule, Target
 from ..paths import is_test_path
 from ..schedule import cron_schedule_or_never
 from ..sources.php.laravel import MUTEX_MINUTES, Task, scheduled_tasks
@@ -20,13 +21,32 @@ from ..timespec import ScheduleError
 from .context import Step
 
 
+#: words without which a PHP file holds no lock, exit-in-lock or idempotency key to read
+_MIGHT_MATTER = re.compile(r"(?i)lock|idempoten|stripe|dedup")
+
+
 class PhpAssembly(Step):
     def run(self) -> None:
         index = self.tree.php
         for rel, text in sorted(index.texts().items()):
+            display = index.files[rel].display
             if "schedule" in text.lower() and not is_test_path(rel):
-                self.guarded(index.files[rel].display, partial(self._tasks, rel))
+                self.guarded(display, partial(self._tasks, rel))
+            if _MIGHT_MATTER.search(text):
+                self.guarded(display, partial(self._code, rel))
         self.project.parse_errors.extend(index.errors)
+
+    def _code(self, rel: str) -> None:
+        """Locks and hazards of every function in the file, scheduled or not (as for
+        Python: a lock's defects are defects wherever it is taken)."""
+        php = self.tree.php.parsed(rel)
+        if php is None:
+            return
+        analyzer = self.tree.php_analyzer
+        for code in analyzer.every_function(php):
+            self.project.code_locks.extend(code.locks)
+            self.project.code_facts.extend(code.facts)
+        self.texts.setdefault(php.display, ("php", php.text))
 
     def _tasks(self, rel: str) -> None:
         php = self.tree.php.parsed(rel)
@@ -60,7 +80,7 @@ class PhpAssembly(Step):
             schedule = replace(schedule, text=text)
         target = self._target(php, task)
         store = self.tree.php_settings.cache
-        scope = store.scope if store is not None else "cluster"
+        scope: LockScope = store.scope if store is not None else "cluster"
         confidence = Confidence.HIGH if store is not None and store.span is not None else \
             Confidence.MEDIUM
         locks: tuple[Lock, ...] = ()
@@ -118,8 +138,8 @@ class PhpAssembly(Step):
         elif task.kind == "job" or task.kind == "call":
             if first.type in ("anonymous_function", "arrow_function"):
                 code = analyzer.closure(php, first)
-                entry = tree.php_entry(php.display, "php", None, code)
-                return Target(("closure",), task.span, True, entry,
+                closure = tree.php_entry(php.display, "php", None, code)
+                return Target(("closure",), task.span, True, closure,
                               f"{php.display}:{first.start_point.row + 1}")
             named = _class_constant(first, php) or _created_class(first, php)
             method = "handle" if task.kind == "job" else "__invoke"

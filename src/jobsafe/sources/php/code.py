@@ -16,8 +16,17 @@ from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node
 
-from ...model import UNKNOWN_TTL, CodeFact, Confidence, FactKind, Lock, LockScope, Span
-from .index import PhpIndex, PhpClass
+from ...model import (
+    UNKNOWN_TTL,
+    CodeFact,
+    Confidence,
+    FactKind,
+    Lock,
+    LockScope,
+    Span,
+    StaleHandling,
+)
+from .index import PhpClass, PhpIndex, read_class
 from .syntax import (
     CALL_NODES,
     PhpFile,
@@ -131,6 +140,23 @@ class PhpAnalyzer:
         self._function(cls.php, cls, fn, {}, code, 0, set())
         code.files = list(dict.fromkeys([cls.php.display, *code.files]))
         return code
+
+    def every_function(self, php: PhpFile) -> list[PhpCode]:
+        """Each function, method and closure of a file, and its top-level code, read on its
+        own (calls into the project followed)."""
+        found = [self.script(php)]
+        for node in walk(php.root):
+            if node.type in ("function_definition", "method_declaration", "anonymous_function",
+                             "arrow_function"):
+                cls = None
+                if node.type == "method_declaration":
+                    owner = node.parent.parent if node.parent is not None else None
+                    if owner is not None and owner.type == "class_declaration":
+                        cls = read_class(php, owner)
+                code = PhpCode()
+                self._function(php, cls, node, {}, code, 0, set())
+                found.append(code)
+        return found
 
     def script(self, php: PhpFile) -> PhpCode:
         """A PHP file run as a script: its top-level code."""
@@ -284,7 +310,8 @@ class PhpAnalyzer:
                 return Origin("key-fresh-record", f"the record `{php.text_of(receiver)}"
                               f"->{bare}()` creates in this run", php.span(node, whole=False))
             if bare in ("toString", "toRfc4122", "toBase32", "__toString", "getTimestamp",
-                        "format"):
+                        "format", "getKey") or (bare.startswith("get") and not arguments(node)):
+                # a getter of a fresh record or a per-run value (``$invoice->getId()``)
                 return self.origin(receiver, frame, depth + 1)
         return None
 
@@ -298,10 +325,31 @@ class PhpAnalyzer:
         if name == "register_shutdown_function":
             for arg in arguments(node):
                 frame.shutdown_lines.append((arg.start_point.row + 1, arg.end_point.row + 1))
+        self._persisted(node, name, frame)
         self._lock_call(node, name, frame, code)
         self._payment_call(node, name, frame, code)
         if depth < MAX_DEPTH:
             self._follow(node, frame, code, depth, active)
+
+    def _persisted(self, node: Node, name: str, frame: _Frame) -> None:
+        """``$em->persist($invoice)`` (Doctrine) or ``$invoice->save()`` (Eloquent) of an
+        object made with ``new`` in this run: a record created now, whose id is new."""
+        php = frame.php
+        if name == "->persist":
+            args = arguments(node)
+            made = args[0] if args else None
+        elif name == "->save":
+            made = node.child_by_field_name("object")
+        else:
+            return
+        if made is None or made.type != "variable_name":
+            return
+        value = frame.values.get(php.text_of(made))
+        if value is not None and value.type == "object_creation_expression":
+            cls = php.text_of(value).split("(")[0].replace("new", "", 1).strip()
+            frame.origins[php.text_of(made)] = Origin(
+                "key-fresh-record", f"the `new {cls}` record this run {name[2:]}s",
+                php.span(value, whole=False))
 
     def _follow(self, node: Node, frame: _Frame, code: PhpCode, depth: int, active: set) -> None:
         """Into a project function or method the call reaches, with its arguments bound."""
@@ -392,9 +440,10 @@ class PhpAnalyzer:
                                              else None)
             if sql:
                 self._sql_lock(node, sql, frame, code)
-        if name == "->lock" and node.child_by_field_name("object") is not None and \
-                php.text_of(node.child_by_field_name("object")) == "$this" and \
+        receiver = node.child_by_field_name("object")
+        if name == "->lock" and receiver is not None and php.text_of(receiver) == "$this" and \
                 frame.cls is not None and "LockableTrait" in frame.cls.traits:
+            # Symfony's LockableTrait: a flock (or semaphore) lock, local to the host
             lock = Lock(kind="flock", scope="host", span=php.span(node), stale_handling="kernel",
                         blocking=bool(len(args) > 1 and php.text_of(args[1]) == "true"),
                         try_lock=True, result_checked=_tested(node),
@@ -423,7 +472,7 @@ class PhpAnalyzer:
         parent = node.parent
         chained = parent is not None and parent.type == "member_call_expression" and \
             parent.child_by_field_name("object") == node
-        if chained:  # Cache::lock(...)->get() — judged at the acquisition
+        if chained and parent is not None:  # Cache::lock(...)->get(): judged at the get()
             self._acquire_cache(parent, lock, None, frame, code)
         elif parent is not None and parent.type == "assignment_expression":
             left = parent.child_by_field_name("left")
@@ -456,8 +505,8 @@ class PhpAnalyzer:
                            result_checked=None)
         else:
             return
-        lock = replace(lock, span=php.span(call, whole=False) if lock.span.line != call.start_point.row + 1
-                       else lock.span)
+        # the finding about the TTL points at the call that sets it (``Cache::lock(..., 0)``)
+        lock = replace(lock, span=php.span(call, whole=False), ttl_span=lock.span)
         self._acquired(frame, code, lock, handle, call)
 
     def _symfony_lock(self, node: Node, frame: _Frame) -> None:
@@ -577,7 +626,7 @@ class PhpAnalyzer:
         if not atomic and tested is None:
             return
         body = php.text_of(frame.function)
-        stale = "pid-check" if re.search(r"posix_kill|posix_getpgid|/proc/", body) else \
+        stale: StaleHandling = "pid-check" if re.search(r"posix_kill|posix_getpgid|/proc/", body) else \
             "age-check" if re.search(r"filemtime|filectime|->getMTime", body) else "none"
         lock = Lock(kind="lock-dir" if name == "mkdir" else "pid-file" if "pid" in shown.lower()
                     else "lock-file", scope="host", span=php.span(node, whole=False), path=shown,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from ...model import Span
+from ...model import LockScope, Span
 from .syntax import PhpFile, arguments, number_value, string_value, walk
 
 #: ``Schedule::MONDAY`` ... as Laravel numbers them (cron's: Sunday is 0)
@@ -81,7 +81,11 @@ class _Args:
             if default is None:
                 raise NotStatic()
             return default
-        node = self.nodes[index]
+        return self._value(self.nodes[index])
+
+    def _value(self, node: Node) -> str | float:
+        """A literal, a ``Schedule::MONDAY`` constant, or an array of them (joined by
+        commas, as ``implode(',', ...)`` does)."""
         text = string_value(node, self.php)
         if text is not None:
             return text
@@ -92,15 +96,8 @@ class _Args:
         if day in _DAYS:
             return float(_DAYS[day])
         if node.type == "array_creation_expression":
-            values = []
-            for element in node.named_children:
-                inner = element.named_children[-1] if element.named_children else None
-                value = string_value(inner, self.php) if inner is not None else None
-                number = number_value(inner, self.php) if inner is not None else None
-                if value is None and number is None:
-                    raise NotStatic()
-                values.append(value if value is not None else _text(number or 0))
-            return ",".join(values)
+            return ",".join(_text(self._value(element.named_children[-1]))
+                            for element in node.named_children if element.named_children)
         raise NotStatic()
 
     def all(self) -> list[str]:
@@ -157,8 +154,9 @@ def apply_frequency(task: Task, method: str, call: Node, php: PhpFile) -> None:
         days = f"{_text(a.get(0, 1.0))},{_text(a.get(1, 16.0))}"
         task.expression = _splice(_daily_at(e, str(a.get(2, "0:0"))), 3, days)
     elif method == "lastDayOfMonth":
-        # Laravel writes the day of the month in which the schedule is read (28 to 31)
-        task.expression = _splice(_daily_at(e, str(a.get(0, "0:0"))), 3, "28-31")
+        # Laravel writes the last day of the month in which the schedule is read, which
+        # is read again each minute: the last day of every month
+        task.expression = _splice(_daily_at(e, str(a.get(0, "0:0"))), 3, "L")
     elif method == "quarterly":
         task.expression = "0 0 1 1-12/3 " + e.split()[4]
     elif method == "quarterlyOn":
@@ -266,7 +264,7 @@ class CacheStore:
     span: Span | None  # None: Laravel's own default, nothing in the tree says
 
     @property
-    def scope(self):
+    def scope(self) -> LockScope:
         return "process" if self.driver in PROCESS_STORES else \
             "host" if self.driver in HOST_STORES else "cluster"
 
