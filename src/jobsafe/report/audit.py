@@ -37,7 +37,8 @@ EVERY_WEEK = 0.95
 SOURCE_NAMES = {"cron": "crontab", "systemd": "systemd timer", "k8s": "Kubernetes CronJob",
                 "gha": "GitHub Actions", "ansible": "Ansible cron task", "celery": "Celery beat",
                 "apscheduler": "APScheduler", "schedule": "schedule", "huey": "Huey",
-                "django-cron": "django-cron", "compose": "compose"}
+                "django-cron": "django-cron", "compose": "compose",
+                "laravel": "Laravel scheduler"}
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,9 @@ class JobRow:
         rules = {v.finding.rule for v in self.findings}
         if self.job.never_runs:
             return ["never"]
-        recurring = self.job.schedule.recurring
+        # a dispatcher (``artisan schedule:run``) is not a job of its own: its tasks are
+        recurring = self.job.schedule.recurring and not (
+            self.job.targets and all(t.role == "dispatch" for t in self.job.targets))
         return [flag for flag, on in (
             ("unguarded", recurring and self.guard is None),
             ("multinode", "JOB301" in rules),
