@@ -90,10 +90,11 @@ def _console(output):
 
     if output is not None:
         return Console(file=output, force_terminal=False, no_color=True, width=200,
-                       highlight=False)
-    console = Console(highlight=False)
+                       highlight=False, emoji=False)
+    # emoji=False: a location such as ``Kernel.php:100:17`` must not become an emoji
+    console = Console(highlight=False, emoji=False)
     if not console.is_terminal:
-        console = Console(highlight=False, width=160)
+        console = Console(highlight=False, width=160, emoji=False)
     return console
 
 

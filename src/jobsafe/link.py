@@ -35,6 +35,9 @@ _SCRIPT_INTERPRETERS: dict[str, EntryKind] = {
     **dict.fromkeys(SHELLS, "shell"), "perl": "perl", "ruby": "ruby", "php": "php",
     "node": "node", "Rscript": "Rscript", "lua": "lua", "tclsh": "tclsh"}
 _DJANGO = {"manage.py", "django-admin", "django-admin.py"}
+#: interpreter options followed by a value (not the script): ``php -d memory_limit=2G``
+_VALUED_OPTIONS: dict[str, tuple[str, ...]] = {"php": ("-d", "-c", "-z"), "perl": ("-I", "-M"),
+                                               "ruby": ("-I", "-r"), "node": ("-r", "--require")}
 #: Laravel's and Symfony's (bin/console) command runners
 _FRAMEWORK_CONSOLES: dict[str, EntryKind] = {"artisan": "artisan", "console": "console"}
 #: the method a framework calls on a command class: Laravel's ``handle``, Symfony's
@@ -306,7 +309,7 @@ class Tree:
         if _PYTHON.match(name):
             return self._python(argv, cwd, base)
         if name in _SCRIPT_INTERPRETERS:
-            script = next((a for a in argv[1:] if not a.startswith("-")), None)
+            script = next(iter(_positional(argv[1:], _VALUED_OPTIONS.get(name, ()))), None)
             if script is None:
                 return None, False
             if basename(script) in _FRAMEWORK_CONSOLES:
@@ -359,9 +362,24 @@ class Tree:
 
 
 def _command_after(argv: list[str], runner: str) -> str | None:
-    """The command a console runner is given: ``php artisan billing:charge --force``."""
+    """The command a console runner is given: ``php artisan billing:charge --force``,
+    ``bin/console -e prod app:sync``."""
     words = argv[argv.index(runner) + 1:] if runner in argv else argv[1:]
-    return next((w for w in words if not w.startswith("-")), None)
+    return next(iter(_positional(words, ("-e", "--env"))), None)
+
+
+def _positional(words: list[str], valued: tuple[str, ...]) -> list[str]:
+    """The words that are not options, skipping the values of options that take one
+    (``php -d memory_limit=2G script.php``)."""
+    found, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in valued:
+            skip = True
+        elif not word.startswith("-"):
+            found.append(word)
+    return found
 
 
 def _shebang(text: str) -> str:

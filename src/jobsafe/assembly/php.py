@@ -11,9 +11,10 @@ from functools import partial
 from tree_sitter import Node
 
 from ..link import DISPATCH_COMMANDS, targets_for
-from ..model import Confidence, Entry, Job, Lock, LockScope, Schedule, Target
+from ..model import UNKNOWN_TTL, Confidence, Entry, Job, Lock, LockScope, Schedule, Target
 from ..paths import is_test_path
 from ..schedule import cron_schedule_or_never
+from ..sources.php.index import PhpClass
 from ..sources.php.laravel import MUTEX_MINUTES, Task, scheduled_tasks
 from ..sources.php.syntax import PhpFile, arguments, number_value, string_value
 from ..sources.shell import Locator, analyze
@@ -78,14 +79,19 @@ class PhpAssembly(Step):
                 self.error(php.display, f"invalid Laravel schedule: {exc}", task.span.line)
                 return
             schedule = replace(schedule, text=text)
-        target = self._target(php, task)
+        target, cls = self._target(php, task)
         store = self.tree.php_settings.cache
         scope: LockScope = store.scope if store is not None else "cluster"
         confidence = Confidence.HIGH if store is not None and store.span is not None else \
             Confidence.MEDIUM
         locks: tuple[Lock, ...] = ()
         overlap = task.option("withoutOverlapping")
-        if overlap is not None:
+        queued = task.kind == "job" and cls is not None and cls.queued
+        if queued and cls is not None:
+            # the task only dispatches the job: its mutex covers the dispatch, and the
+            # job's own guards (ShouldBeUnique, WithoutOverlapping middleware) cover the run
+            locks = _queue_guards(cls, confidence, scope)
+        elif overlap is not None:
             args = arguments(overlap)
             minutes = number_value(args[0], php) if args else MUTEX_MINUTES
             locks = (Lock(kind="cache-lock", scope=scope, span=task.span,
@@ -102,6 +108,9 @@ class PhpAssembly(Step):
         options = tuple((method, self._words(php, call)) for method, call in task.chain
                         if method in ("runInBackground", "environments", "between",
                                       "unlessBetween", "evenInMaintenanceMode", "timezone"))
+        if queued:
+            options += (("queued", "dispatched to the queue"),)
+        options += tuple(("branch", f"{line}:{side}") for line, side in task.branches)
         self.project.jobs.append(Job(
             id=f"laravel:{task.span.path}:{task.span.line}", source="laravel", span=task.span,
             schedule=schedule, command=f"{task.kind}: {task.what}"[:200],
@@ -112,17 +121,17 @@ class PhpAssembly(Step):
     def _words(php: PhpFile, call: Node) -> str:
         return ", ".join(string_value(a, php) or php.text_of(a) for a in arguments(call))
 
-    def _target(self, php: PhpFile, task: Task) -> Target | None:
-        """What the task runs, with the code it reaches."""
+    def _target(self, php: PhpFile, task: Task) -> tuple[Target | None, PhpClass | None]:
+        """What the task runs, with the code it reaches, and the class it runs."""
         tree, analyzer = self.tree, self.tree.php_analyzer
         first = task.target
         if task.kind == "exec":
             locate = Locator(php.display, task.what, task.span.line, task.span.column)
             facts = analyze(task.what, locate)
             found = targets_for(facts.invocations, tree, facts.cd, None, locate)
-            return found[0][0] if found else None
+            return (found[0][0] if found else None), None
         if first is None:
-            return None
+            return None, None
         cls, method = None, None
         if task.kind == "command":
             named = _class_constant(first, php)
@@ -132,7 +141,7 @@ class PhpAssembly(Step):
             else:
                 command = task.what.split()[0] if task.what.split() else ""
                 if command in DISPATCH_COMMANDS:
-                    return None
+                    return None, None
                 cls = tree.php.command(command, ("handle", "__invoke"))
                 method = "handle"
         elif task.kind == "job" or task.kind == "call":
@@ -140,7 +149,7 @@ class PhpAssembly(Step):
                 code = analyzer.closure(php, first)
                 closure = tree.php_entry(php.display, "php", None, code)
                 return Target(("closure",), task.span, True, closure,
-                              f"{php.display}:{first.start_point.row + 1}")
+                              f"{php.display}:{first.start_point.row + 1}"), None
             named = _class_constant(first, php) or _created_class(first, php)
             method = "handle" if task.kind == "job" else "__invoke"
             if first.type == "array_creation_expression" and len(first.named_children) == 2:
@@ -150,16 +159,37 @@ class PhpAssembly(Step):
                     method = string_value(pair[1], php) or method
             cls = tree.php.klass(php.qualified(named)) if named else None
         if cls is None or method is None or cls.method(method, tree.php) is None:
-            return Target((task.what,), task.span, True, None, task.what)
+            # a command of the framework or a package (``queue:restart``): not the
+            # project's code, as a crontab line running a system tool is not
+            return Target((task.what,), task.span, False, None, task.what + task.extra), None
         owner, _ = cls.method(method, tree.php) or (cls, None)
         code = analyzer.entry(owner, method)
         function = f"{cls.name}::{method}"
         entry: Entry = tree.php_entry(cls.php.display, "artisan" if task.kind == "command"
                                       else "function", function, code)
-        args = task.what.split()[1:] if task.kind == "command" else []
+        args = task.what.split()[1:] + ([task.extra] if task.extra else []) \
+            if task.kind == "command" else []
         return Target((task.what,), task.span, True, entry,
                       " ".join([entry.path, task.what.split()[0] if task.what.split() else "",
-                                *args]).strip())
+                                *args]).strip()), cls
+
+
+def _queue_guards(cls: PhpClass, confidence: Confidence, scope: LockScope) -> tuple[Lock, ...]:
+    """A queued job's own overlap guards: ``implements ShouldBeUnique`` (a cache lock held
+    until the job is processed) or the ``WithoutOverlapping`` job middleware."""
+    text = cls.php.text_of(cls.node)
+    span = cls.php.span(cls.node, whole=False)
+    if cls.interfaces & {"ShouldBeUnique", "ShouldBeUniqueUntilProcessing"}:
+        return (Lock(kind="cache-lock", scope=scope, span=span, key=cls.name,
+                     ttl_seconds=UNKNOWN_TTL, stale_handling="ttl", try_lock=True,
+                     result_checked=True, release="finally", api="ShouldBeUnique",
+                     confidence=confidence),)
+    if re.search(r"\bWithoutOverlapping\b", text):
+        return (Lock(kind="cache-lock", scope=scope, span=span, key=cls.name,
+                     ttl_seconds=UNKNOWN_TTL, stale_handling="ttl", try_lock=True,
+                     result_checked=True, release="finally", api="WithoutOverlapping middleware",
+                     confidence=confidence),)
+    return ()
 
 
 def _class_constant(node: Node, php: PhpFile) -> str | None:

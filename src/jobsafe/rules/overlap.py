@@ -111,12 +111,18 @@ class UnguardedJob(Rule):
         if not job.schedule.recurring or guarded(job) or not interval or \
                 interval > LARAVEL_SHORT_INTERVAL or not job.runs_project_code:
             return
-        yield self.finding(
-            job.span,
-            message("`{schedule}` task {work} has no `withoutOverlapping()`: a run longer than "
-                    "{every} is started again beside itself by the next `schedule:run`",
-                    schedule=job.schedule.text, work=work_text(job), every=interval_text(job)),
-            (job,), job.id)
+        if "queued" in dict(job.options):
+            text = message("`{schedule}` task queues {work}, which has no `ShouldBeUnique` or "
+                           "`WithoutOverlapping` middleware: a run longer than {every} overlaps "
+                           "the next one on another worker (`withoutOverlapping()` on the task "
+                           "covers only the dispatch)", schedule=job.schedule.text,
+                           work=work_text(job), every=interval_text(job))
+        else:
+            text = message("`{schedule}` task {work} has no `withoutOverlapping()`: a run "
+                           "longer than {every} is started again beside itself by the next "
+                           "`schedule:run`", schedule=job.schedule.text, work=work_text(job),
+                           every=interval_text(job))
+        yield self.finding(job.span, text, (job,), job.id)
 
     @staticmethod
     def _guard(job: Job, taken: set[str]) -> tuple[TextEdit, ...]:
@@ -446,6 +452,19 @@ def _env_variants(a: Job, b: Job) -> bool:
     return bool(envs_a or envs_b) and envs_a != envs_b
 
 
+def _exclusive_branches(a: Job, b: Job) -> bool:
+    """Two tasks declared in the two branches of one ``if`` (``if (isDev()) … else …``):
+    only one of them is ever scheduled."""
+    branches_a = dict(_branch(v) for k, v in a.options if k == "branch")
+    return any(line in branches_a and branches_a[line] != side
+               for line, side in (_branch(v) for k, v in b.options if k == "branch"))
+
+
+def _branch(value: str) -> tuple[str, str]:
+    line, _, side = value.partition(":")
+    return line, side
+
+
 def _example(job: Job) -> bool:
     return any(part.lower() in EXAMPLE_FOLDERS for part in job.span.path.split("/")[:-1])
 
@@ -483,7 +502,8 @@ class DuplicateSchedule(Rule):
         for same in groups.values():
             for earlier, later in combinations(same, 2):
                 if later.id in reported or _env_variants(earlier, later) or \
-                        _systemd_fallback(earlier, later) or _example(earlier) or _example(later):
+                        _systemd_fallback(earlier, later) or _example(earlier) or \
+                        _example(later) or _exclusive_branches(earlier, later):
                     continue
                 a, b = firings_of(earlier.schedule), firings_of(later.schedule)
                 if a and b and not coincide(a, b):

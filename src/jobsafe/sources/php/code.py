@@ -568,18 +568,20 @@ class PhpAnalyzer:
             return
         function = m.group(1).upper()
         args = [a.strip() for a in m.group(2).split(",")]
-        try_lock, blocking, wait = True, False, None
+        try_lock, wait = True, None
+        blocking: bool | None = False
         if function == "PG_ADVISORY_LOCK":
             try_lock, blocking = False, True
         elif function == "GET_LOCK" and len(args) > 1:
             try:
                 wait = float(args[1])
-            except ValueError:
+            except ValueError:  # a bound parameter (``:timeout``): not known statically
                 wait = None
-            try_lock = wait == 0
-            blocking = wait is None or wait != 0
-            if wait is not None and wait < 0:
-                wait = None
+                try_lock, blocking = False, None
+            else:
+                try_lock, blocking = wait == 0, wait != 0
+                if wait < 0:
+                    wait = None  # a negative timeout waits forever
         lock = Lock(kind="mysql-get-lock" if function == "GET_LOCK" else "pg-advisory",
                     scope="cluster", span=php.span(node, whole=False), key=args[0] or None,
                     stale_handling="session", session=True, blocking=blocking, try_lock=try_lock,
@@ -620,9 +622,11 @@ class PhpAnalyzer:
             return
         tested = frame.values.get(f"<exists>{path_text}")
         mode = string_value(args[1], php) if len(args) > 1 else None
-        if name == "fopen" and not (mode or "").startswith("x"):
-            return  # opened for flock, or written: not a lock by existence
-        atomic = name == "fopen" or (name == "mkdir" and _tested(node))
+        if name == "fopen" and not (mode or "").startswith("x") and \
+                (tested is None or not (mode or "").startswith(("w", "a"))):
+            return  # opened for flock (or not after a test of its existence)
+        atomic = (name == "fopen" and (mode or "").startswith("x")) or \
+            (name == "mkdir" and _tested(node))
         if not atomic and tested is None:
             return
         body = php.text_of(frame.function)

@@ -21,8 +21,14 @@ _NAMESPACE = re.compile(r"^\s*namespace\s+([\w\\]+)\s*[;{]", re.M)
 #: ``#[AsCommand(name: ...)]``, ``$defaultName``, ``setName()``/``parent::__construct()``
 _COMMAND_NAME = re.compile(
     r"""(?:\$signature|\$name|\$defaultName)\s*=\s*['"]\s*([\w:.-]+)|"""
-    r"""AsCommand\(\s*(?:name\s*:\s*)?['"]([\w:.-]+)|"""
+    r"""AsCommand\((?:\s*name\s*:|[^)]*?\bname\s*:|\s*)\s*['"]([\w:.-]+)|"""
     r"""->setName\(\s*['"]([\w:.-]+)|parent::__construct\(\s*['"]([\w:.-]+)""")
+
+
+_COMMAND_CONSTANT = re.compile(
+    r"""(?:\$signature|\$name|\$defaultName)\s*=\s*(?:self|static)::(\w+)|"""
+    r"""AsCommand\((?:[^)]*?\bname\s*:|\s*)\s*(?:self|static)::(\w+)|"""
+    r"""->setName\(\s*(?:self|static)::(\w+)""")
 
 
 @dataclass
@@ -35,6 +41,7 @@ class PhpClass:
     #: property name (no ``$``) -> class FQN, from declarations and promoted parameters
     properties: dict[str, str] = field(default_factory=dict)
     traits: set[str] = field(default_factory=set)
+    interfaces: set[str] = field(default_factory=set)  # short names
     parent: str | None = None
     #: a queued job's retry setting (``$tries = 20``) and where it is
     retries: tuple[str, Span] | None = None
@@ -47,6 +54,12 @@ class PhpClass:
             return parent.method(name, index, depth + 1)
         return None
 
+    @property
+    def queued(self) -> bool:
+        """A job Laravel puts on the queue when dispatched (``implements ShouldQueue``)."""
+        return bool(self.interfaces & {"ShouldQueue", "ShouldBeUnique",
+                                       "ShouldBeUniqueUntilProcessing"})
+
     def parent_class(self, index: PhpIndex) -> PhpClass | None:
         return index.klass(self.parent) if self.parent else None
 
@@ -58,6 +71,8 @@ def read_class(php: PhpFile, node: Node) -> PhpClass:
     for child in node.named_children:
         if child.type == "base_clause" and child.named_children:
             cls.parent = php.qualified(php.text_of(child.named_children[0]))
+        elif child.type == "class_interface_clause":
+            cls.interfaces |= {php.text_of(n).rsplit("\\", 1)[-1] for n in child.named_children}
     body = node.child_by_field_name("body")
     for member in body.named_children if body is not None else ():
         if member.type == "method_declaration":
@@ -143,8 +158,7 @@ class PhpIndex:
                     self._classes.setdefault(name, []).append(rel)
                 for name in _FUNCTION.findall(text):
                     self._functions.setdefault(name, []).append(rel)
-                for m in _COMMAND_NAME.finditer(text):
-                    name = next(g for g in m.groups() if g)
+                for name in command_names(text):
                     self._commands.setdefault(name, []).append(rel)
         return self._scanned
 
@@ -217,8 +231,19 @@ class PhpIndex:
 
 def _names_of(cls: PhpClass) -> set[str]:
     """The command names a class declares (its own text, attributes included)."""
-    return {next(g for g in m.groups() if g)
-            for m in _COMMAND_NAME.finditer(cls.php.text_of(cls.node))}
+    return set(command_names(cls.php.text_of(cls.node)))
+
+
+def command_names(text: str) -> list[str]:
+    """Command names as literals, or through a class constant (``setName(self::NAME)``
+    with ``const NAME = 'app:sync'``)."""
+    found = [next(g for g in m.groups() if g) for m in _COMMAND_NAME.finditer(text)]
+    for named in _COMMAND_CONSTANT.finditer(text):
+        constant = next(g for g in named.groups() if g)
+        m = re.search(rf"\bconst\s+{constant}\s*=\s*['\"]([\w:.-]+)", text)
+        if m:
+            found.append(m.group(1))
+    return found
 
 
 def _dependency(rel: str) -> bool:

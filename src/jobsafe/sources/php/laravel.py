@@ -48,6 +48,11 @@ class Task:
     what: str  # the command line, job class or callable, as written
     target: Node | None  # the first argument
     chain: list[tuple[str, Node]]  # the methods chained on it, in call order
+    #: the arguments after the first, as written (``['--only-db']``): they select work
+    extra: str = ""
+    #: the ``if`` branches the statement sits in, as (line of the if, "then" or "else"):
+    #: tasks in two branches of one ``if`` never both run
+    branches: tuple[tuple[int, str], ...] = ()
     expression: str | None = "* * * * *"  # None: set by a call jobsafe cannot evaluate
     repeat_seconds: int | None = None
     methods: list[str] = field(default_factory=list)  # frequency methods, as written
@@ -104,8 +109,8 @@ class _Args:
         return [_text(self.get(i)) for i in range(len(self.nodes))]
 
 
-def _daily_at(expression: str, time: str) -> str:
-    segments = str(time).split(":")
+def _daily_at(expression: str, time: str | float) -> str:
+    segments = _text(time).split(":")  # dailyAt(3) is 03:00
     minute = str(int(segments[1])) if len(segments) == 2 else "0"
     return _splice(_splice(expression, 1, minute), 2, str(int(segments[0])))
 
@@ -133,7 +138,7 @@ def apply_frequency(task: Task, method: str, call: Node, php: PhpFile) -> None:
     elif method == "daily":
         task.expression = _splice(_splice(e, 1, "0"), 2, "0")
     elif method in ("at", "dailyAt"):
-        task.expression = _daily_at(e, str(a.get(0)))
+        task.expression = _daily_at(e, a.get(0))
     elif method in ("twiceDaily", "twiceDailyAt"):
         hours = f"{_text(a.get(0, 1.0))},{_text(a.get(1, 13.0))}"
         offset = _text(a.get(2, 0.0)) if method == "twiceDailyAt" else "0"
@@ -145,27 +150,27 @@ def apply_frequency(task: Task, method: str, call: Node, php: PhpFile) -> None:
     elif method == "weekly":
         task.expression = _splice(_splice(_splice(e, 1, "0"), 2, "0"), 5, "0")
     elif method == "weeklyOn":
-        task.expression = _splice(_daily_at(e, str(a.get(1, "0:0"))), 5, _text(a.get(0)))
+        task.expression = _splice(_daily_at(e, a.get(1, "0:0")), 5, _text(a.get(0)))
     elif method == "monthly":
         task.expression = _splice(_splice(_splice(e, 1, "0"), 2, "0"), 3, "1")
     elif method == "monthlyOn":
-        task.expression = _splice(_daily_at(e, str(a.get(1, "0:0"))), 3, _text(a.get(0, 1.0)))
+        task.expression = _splice(_daily_at(e, a.get(1, "0:0")), 3, _text(a.get(0, 1.0)))
     elif method == "twiceMonthly":
         days = f"{_text(a.get(0, 1.0))},{_text(a.get(1, 16.0))}"
-        task.expression = _splice(_daily_at(e, str(a.get(2, "0:0"))), 3, days)
+        task.expression = _splice(_daily_at(e, a.get(2, "0:0")), 3, days)
     elif method == "lastDayOfMonth":
         # Laravel writes the last day of the month in which the schedule is read, which
         # is read again each minute: the last day of every month
-        task.expression = _splice(_daily_at(e, str(a.get(0, "0:0"))), 3, "L")
+        task.expression = _splice(_daily_at(e, a.get(0, "0:0")), 3, "L")
     elif method == "quarterly":
         task.expression = "0 0 1 1-12/3 " + e.split()[4]
     elif method == "quarterlyOn":
-        task.expression = _splice(_splice(_daily_at(e, str(a.get(1, "0:0"))), 3,
+        task.expression = _splice(_splice(_daily_at(e, a.get(1, "0:0")), 3,
                                           _text(a.get(0, 1.0))), 4, "1-12/3")
     elif method == "yearly":
         task.expression = "0 0 1 1 " + e.split()[4]
     elif method == "yearlyOn":
-        task.expression = _splice(_splice(_daily_at(e, str(a.get(2, "0:0"))), 3,
+        task.expression = _splice(_splice(_daily_at(e, a.get(2, "0:0")), 3,
                                           _text(a.get(1, 1.0))), 4, _text(a.get(0, 1.0)))
     else:
         return
@@ -180,25 +185,49 @@ FREQUENCY_METHODS = frozenset({
     "yearly", "yearlyOn"})
 
 
+#: Laravel's scheduler and its facade, as a file's names resolve
+_SCHEDULERS = {"Illuminate\\Console\\Scheduling\\Schedule", "Illuminate\\Support\\Facades\\Schedule"}
+
+
+def _laravels(php: PhpFile, name: str) -> bool:
+    """``Schedule`` names Laravel's scheduler: imported from Illuminate, or the global
+    alias (not an app's own class of that name)."""
+    full = php.qualified(name.lstrip("?"))
+    return full in _SCHEDULERS or (name.lstrip("?\\") == "Schedule" and
+                                   "Schedule" not in php.imports)
+
+
 def _schedule_receivers(php: PhpFile) -> set[str]:
-    """Variables that hold the scheduler in this file: parameters typed ``Schedule`` and
-    the conventional ``$schedule``."""
+    """What holds the scheduler in this file: parameters typed ``Schedule``, the
+    conventional ``$schedule``, ``app(Schedule::class)``, and variables or properties
+    assigned from one of them (``$this->scheduleInstance = $schedule``)."""
     names = {"$schedule"}
     for node in walk(php.root):
         if node.type == "simple_parameter":
             kind = node.child_by_field_name("type")
             name = node.child_by_field_name("name")
-            if kind is not None and name is not None and \
-                    php.text_of(kind).lstrip("?\\").rsplit("\\", 1)[-1] == "Schedule":
+            if kind is not None and name is not None and _laravels(php, php.text_of(kind)):
                 names.add(php.text_of(name))
+    assignments = [(php.text_of(left), php.text_of(right))
+                   for n in walk(php.root) if n.type == "assignment_expression"
+                   for left, right in [(n.child_by_field_name("left"),
+                                        n.child_by_field_name("right"))]
+                   if left is not None and right is not None]
+    for _ in range(2):
+        for left, right in assignments:
+            if right in names or re.fullmatch(r"(?:app|resolve)\(\s*\\?[\w\\]*Schedule::class\s*\)",
+                                              right):
+                names.add(left)
     return names
 
 
 def _is_scheduler(node: Node, php: PhpFile, receivers: set[str]) -> bool:
-    if node.type == "variable_name":
-        return php.text_of(node) in receivers
-    if node.type == "name":  # Schedule::command(...) through the facade
-        return php.qualified(php.text_of(node)).rsplit("\\", 1)[-1] == "Schedule"
+    if node.type in ("variable_name", "member_access_expression", "function_call_expression"):
+        text = php.text_of(node)
+        return text in receivers or re.fullmatch(
+            r"(?:app|resolve)\(\s*\\?[\w\\]*Schedule::class\s*\)", text) is not None
+    if node.type in ("name", "qualified_name"):  # Schedule::command(...) through the facade
+        return _laravels(php, php.text_of(node))
     return False
 
 
@@ -232,7 +261,9 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
         first = args[0] if args else None
         what = (string_value(first, php) or php.text_of(first)) if first is not None else ""
         task = Task(php.text_of(name), php.span(statement, whole=False), what, first,
-                    list(reversed(chain)))
+                    list(reversed(chain)),
+                    extra=" ".join(" ".join(php.text_of(a).split()) for a in args[1:]),
+                    branches=_branches(statement))
         for method, call in task.chain:
             try:
                 apply_frequency(task, method, call, php)
@@ -241,6 +272,20 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
                 task.methods.append(php.text_of(call.child_by_field_name("name") or call) + "(…)")
         tasks.append(task)
     return tasks
+
+
+def _branches(node: Node) -> tuple[tuple[int, str], ...]:
+    """The ``if``/``else`` branches around a statement, innermost last."""
+    found = []
+    child, current = node, node.parent
+    while current is not None:
+        if current.type == "if_statement":
+            body = current.child_by_field_name("body")
+            branch = "then" if body is not None and body.start_byte <= child.start_byte < \
+                body.end_byte else "else"
+            found.append((current.start_point.row + 1, branch))
+        child, current = current, current.parent
+    return tuple(reversed(found))
 
 
 # ------------------------------------------------------------------------------ cache store

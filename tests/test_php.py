@@ -1,0 +1,312 @@
+"""The PHP front end on the spellings real applications use: each hazard written several
+ways (a helper, a repository's return value, a getter, a facade alias, a property that
+holds the scheduler) must give the same finding, and the look-alikes none."""
+import textwrap
+
+import pytest
+
+from conftest import run_analysis
+
+
+def write(root, files):
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def findings(root, files):
+    analysis = run_analysis(write(root, files))
+    assert not analysis.internal_errors
+    return sorted((f.span.path, f.span.line, f.rule) for f in analysis.findings)
+
+
+def jobs(root, files):
+    analysis = run_analysis(write(root, files))
+    assert not analysis.internal_errors
+    return [j for j in analysis.project.jobs if j.source == "laravel"]
+
+
+# -- the incident's key, spelled five ways: always JOB402 at the Stripe call
+
+CHARGE = """
+<?php
+namespace App\\Console\\Commands;
+
+use Stripe\\StripeClient;
+use App\\Models\\Invoice;
+
+class Charge
+{{
+    public function __construct(private StripeClient $stripe) {{}}
+
+    public function handle(): void
+    {{
+{body}
+    }}
+{extra}
+}}
+"""
+
+FRESH_KEYS = {
+    "direct": ("$invoice = Invoice::create(['amount' => 5]);\n"
+               "$this->stripe->charges->create(['amount' => 5], "
+               "['idempotency_key' => 'inv-' . $invoice->id]);", "", 14),
+    "through a helper's parameter": (
+        "$invoice = Invoice::create(['amount' => 5]);\n$this->pay($invoice);",
+        "    private function pay($inv): void\n    {\n"
+        "        $this->stripe->charges->create(['amount' => 5], "
+        "['idempotency_key' => \"inv-{$inv->id}\"]);\n    }", 18),
+    "through a getter": ("$invoice = Invoice::create(['amount' => 5]);\n"
+                         "$key = sprintf('inv-%s', $invoice->getId());\n"
+                         "$this->stripe->charges->create(['amount' => 5], "
+                         "['idempotency_key' => $key]);", "", 15),
+    "saved with new and save()": ("$invoice = new Invoice();\n$invoice->save();\n"
+                                  "$this->stripe->charges->create(['amount' => 5], "
+                                  "['idempotency_key' => md5($invoice->id)]);", "", 15),
+    "returned by a project method": (
+        "$invoice = $this->open();\n"
+        "$this->stripe->charges->create(['amount' => 5], ['idempotency_key' => $invoice->id]);",
+        "    private function open()\n    {\n        return Invoice::create([]);\n    }", 14),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(FRESH_KEYS))
+def test_a_key_from_a_record_created_in_the_run_is_job402_however_spelled(tmp_path, spelling):
+    body, extra, line = FRESH_KEYS[spelling]
+    code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra=extra)
+    found = findings(tmp_path, {"app/Console/Commands/Charge.php": code})
+    assert found == [("app/Console/Commands/Charge.php", line, "JOB402")]
+
+
+@pytest.mark.parametrize("value", ["uniqid('ch', true)", "(string) Str::uuid()", "time()",
+                                   "bin2hex(random_bytes(8))", "Uuid::uuid4()->toString()"])
+def test_a_per_run_key_is_job401(tmp_path, value):
+    body = f"$key = {value};\n$this->stripe->paymentIntents->create([], " \
+           "['idempotency_key' => 'pi-' . $key]);"
+    code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra="")
+    assert [r for _, _, r in findings(tmp_path, {"Charge.php": code})] == ["JOB401"]
+
+
+@pytest.mark.parametrize("body,rules", [
+    ("$this->stripe->charges->create(['amount' => 5]);", ["JOB403"]),
+    ("\\Stripe\\Refund::create(['charge' => $id]);", ["JOB403"]),
+    ("$this->stripe->charges->create(['amount' => 5], "
+     "['idempotency_key' => \"sub-{$sub->id}-{$period}\"]);", []),
+    ("$this->stripe->customers->create(['email' => $e]);", []),
+    ("$this->charges->create(['amount' => 5]);", []),  # a project repository, not Stripe
+])
+def test_stripe_calls_without_a_key(tmp_path, body, rules):
+    code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra="")
+    assert [r for _, _, r in findings(tmp_path, {"Charge.php": code})] == rules
+
+
+# -- Laravel's cache lock, spelled through the facade, an alias, the helper, a store
+
+@pytest.mark.parametrize("acquire", [
+    "Cache::lock('import', 0)->get()",
+    "\\Illuminate\\Support\\Facades\\Cache::lock('import')->get()",
+    "cache()->lock('import')->get()",
+    "Cache::store('redis')->lock('import', 0)->get()",
+])
+def test_a_cache_lock_without_expiry_is_job206(tmp_path, acquire):
+    code = f"""
+    <?php
+    use Illuminate\\Support\\Facades\\Cache;
+
+    function import_feed() {{
+        if (!{acquire}) {{
+            return;
+        }}
+        work();
+    }}
+    """
+    assert [r for _, _, r in findings(tmp_path, {"import.php": code})] == ["JOB206"]
+
+
+def test_exit_skips_finally_in_php_but_not_a_shutdown_function(tmp_path):
+    code = """
+    <?php
+    function run_locked($lock) {
+        $lock = Cache::lock('a', 60);
+        if (!$lock->get()) { return; }
+        try {
+            exit(1);
+        } finally {
+            $lock->release();
+        }
+    }
+    function run_safe($pdo) {
+        $pdo->query("SELECT GET_LOCK('b', 0)");
+        register_shutdown_function(function () use ($pdo) {
+            $pdo->query("SELECT RELEASE_LOCK('b')");
+        });
+        exit(0);
+    }
+    """
+    assert findings(tmp_path, {"locks.php": code}) == [("locks.php", 6, "JOB204")]
+
+
+@pytest.mark.parametrize("sql,rules", [
+    ("SELECT GET_LOCK('sync', -1)", ["JOB102", "JOB104"]),
+    ("SELECT GET_LOCK('sync', 0)", ["JOB104"]),
+    ("SELECT GET_LOCK(:id, :timeout)", ["JOB104"]),  # a bound parameter: not known to block
+    ("SELECT pg_advisory_lock(42)", ["JOB102", "JOB104"]),
+])
+def test_database_locks_in_a_cron_script(tmp_path, sql, rules):
+    """The lock guards the job (no JOB101), holds it while a run hangs (JOB104: no time
+    limit), and a blocking one makes runs queue (JOB102)."""
+    files = {"bin/sync.php": f'<?php\n$pdo->query("{sql}");\nsync_all();\n',
+             "crontab": "*/5 * * * * php /srv/bin/sync.php\n"}
+    assert [r for _, _, r in findings(tmp_path, files)] == rules
+
+
+@pytest.mark.parametrize("create", ["touch($lockFile)", "file_put_contents($lockFile, getmypid())",
+                                    "fwrite(fopen($lockFile, 'w'), getmypid())"])
+def test_a_lock_file_tested_then_created_is_job201(tmp_path, create):
+    code = f"""
+    <?php
+    $lockFile = '/tmp/report.lock';
+    if (file_exists($lockFile)) {{
+        exit(0);
+    }}
+    {create};
+    build_report();
+    unlink($lockFile);
+    """
+    assert "JOB201" in [r for _, _, r in findings(tmp_path, {"report.php": code})]
+
+
+# -- the scheduler, however the Kernel holds it
+
+@pytest.mark.parametrize("kernel", [
+    "$schedule->command('a:b')->everyFiveMinutes();",
+    "$this->scheduleInstance = $schedule;\n$this->scheduleInstance->command('a:b')"
+    "->everyFiveMinutes();",
+    "app(Schedule::class)->command('a:b')->everyFiveMinutes();",
+])
+def test_the_scheduler_held_anywhere_gives_the_task(tmp_path, kernel):
+    code = f"""
+    <?php
+    namespace App\\Console;
+    use Illuminate\\Console\\Scheduling\\Schedule;
+    class Kernel {{
+        protected function schedule(Schedule $schedule): void {{
+    {textwrap.indent(kernel, " " * 8)}
+        }}
+    }}
+    """
+    [task] = jobs(tmp_path, {"app/Console/Kernel.php": code})
+    assert task.schedule.cron == "*/5 * * * *"
+
+
+def test_an_apps_own_schedule_class_is_not_laravels(tmp_path):
+    code = """
+    <?php
+    use App\\Console\\Scheduling\\Schedule;
+    Schedule::command('reminders:send', 'daily');
+    """
+    assert jobs(tmp_path, {"routes/console.php": code}) == []
+
+
+def test_tasks_in_two_branches_of_one_if_are_not_duplicates(tmp_path):
+    code = """
+    <?php
+    class Kernel {
+        protected function schedule($schedule) {
+            if (isDev()) {
+                $schedule->command('sync:all')->everyMinute()->withoutOverlapping(1);
+            } else {
+                $schedule->command('sync:all')->everyFiveMinutes()->withoutOverlapping(4);
+            }
+            $schedule->command('sync:all')->everyTenMinutes()->withoutOverlapping(9);
+        }
+    }
+    """
+    files = {"Kernel.php": code, "Sync.php": "<?php\nclass Sync { protected $signature = "
+             "'sync:all'; public function handle() {} }\n"}
+    # the third declaration runs beside whichever branch is taken
+    assert [(line, rule) for _, line, rule in findings(tmp_path, files)] == [(9, "JOB106")]
+
+
+def test_a_queued_job_is_guarded_by_its_own_middleware_not_the_tasks_mutex(tmp_path):
+    kernel = """
+    <?php
+    use App\\Jobs\\Plain;
+    use App\\Jobs\\Unique;
+    class Kernel {
+        protected function schedule($schedule) {
+            $schedule->job(new Plain)->everyMinute()->withoutOverlapping();
+            $schedule->job(new Unique)->everyMinute();
+        }
+    }
+    """
+    plain = """
+    <?php
+    namespace App\\Jobs;
+    use Illuminate\\Contracts\\Queue\\ShouldQueue;
+    class Plain implements ShouldQueue { public function handle() {} }
+    """
+    unique = """
+    <?php
+    namespace App\\Jobs;
+    use Illuminate\\Contracts\\Queue\\ShouldQueue;
+    use Illuminate\\Queue\\Middleware\\WithoutOverlapping;
+    class Unique implements ShouldQueue {
+        public function middleware() { return [(new WithoutOverlapping('u'))->expireAfter(60)]; }
+        public function handle() {}
+    }
+    """
+    found = findings(tmp_path, {"Kernel.php": kernel, "app/Jobs/Plain.php": plain,
+                                "app/Jobs/Unique.php": unique})
+    # the dispatch's 24 h mutex is no JOB205: it is held for the dispatch only
+    assert found == [("Kernel.php", 6, "JOB101")]
+
+
+@pytest.mark.parametrize("line", [
+    "*/5 * * * * php -d memory_limit=2G /srv/bin/console app:sync",
+    "*/5 * * * * /srv/bin/console -e prod app:sync",
+    "*/5 * * * * /srv/bin/console --env=prod app:sync --verbose",
+])
+@pytest.mark.parametrize("declared", [
+    "#[AsCommand(name: 'app:sync')]\nclass Sync {",
+    "#[AsCommand(description: 'Sync', name: 'app:sync')]\nclass Sync {",
+    "class Sync {\n    const NAME = 'app:sync';\n"
+    "    protected function configure() { $this->setName(self::NAME); }",
+])
+def test_bin_console_resolves_to_the_command_class(tmp_path, line, declared):
+    command = f"""<?php
+{declared}
+    protected function execute($in, $out) {{
+        $fp = fopen('/tmp/sync.lock', 'c');
+        flock($fp, LOCK_EX);
+        return 0;
+    }}
+}}
+"""
+    files = {"crontab": line + "\n", "bin/console": "#!/usr/bin/env php\n<?php\n",
+             "src/Command/Sync.php": command}
+    found = findings(tmp_path, files)
+    # the class's blocking flock is found: JOB102 at it, JOB104 for the job (no timeout)
+    assert ("src/Command/Sync.php", found[-1][1], "JOB102") in found
+    assert ("crontab", 1, "JOB104") in found
+
+
+def test_a_syntax_error_in_code_a_job_runs_is_job900_elsewhere_a_clean_skip(tmp_path):
+    files = {"crontab": "*/5 * * * * timeout 4m php /srv/bin/run.php\n",
+             "bin/run.php": "<?php\nif ($x {\n  work();\n",
+             "lib/unused.php": "<?php\nfunction ( {\n"}
+    assert [(p, r) for p, _, r in findings(tmp_path, files)] == [("bin/run.php", "JOB900"),
+                                                                ("crontab", "JOB101")]
+
+
+def test_the_dispatcher_line_is_not_a_job_its_tasks_are(tmp_path):
+    files = {"crontab": "* * * * * cd /srv/app && php artisan schedule:run >> /dev/null 2>&1\n",
+             "artisan": "#!/usr/bin/env php\n<?php\n",
+             "app/Console/Kernel.php": "<?php\nclass Kernel { protected function schedule($schedule)"
+                                       " { $schedule->command('inspire')->hourly(); } }\n"}
+    analysis = run_analysis(write(tmp_path, files))
+    assert analysis.findings == []  # inspire is the framework's command, not the project's
+    [dispatcher] = [j for j in analysis.project.jobs if j.source == "cron"]
+    assert [t.role for t in dispatcher.targets] == ["dispatch"]
