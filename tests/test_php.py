@@ -310,3 +310,25 @@ def test_the_dispatcher_line_is_not_a_job_its_tasks_are(tmp_path):
     assert analysis.findings == []  # inspire is the framework's command, not the project's
     [dispatcher] = [j for j in analysis.project.jobs if j.source == "cron"]
     assert [t.role for t in dispatcher.targets] == ["dispatch"]
+
+
+@pytest.mark.parametrize("claim,rules", [
+    ("Cache::add('cleanup', true, 1800)", []),
+    ("Cache::add('cleanup', true)", ["JOB206"]),  # kept until forgotten
+    ("cache()->add('cleanup', true, 2 * 86400)", ["JOB205"]),
+])
+def test_cache_add_as_a_try_lock(tmp_path, claim, rules):
+    code = f"""
+    <?php
+    function cleanup() {{
+        if (!{claim}) {{
+            return;
+        }}
+        try {{
+            work();
+        }} finally {{
+            Cache::forget('cleanup');
+        }}
+    }}
+    """
+    assert [r for _, _, r in findings(tmp_path, {"cleanup.php": code})] == rules

@@ -118,3 +118,18 @@ def test_the_cache_store_decides_where_mutexes_live(config, env, driver, scope):
     store = cache_store(("config/cache.php", config) if config else None,
                         (".env.example", env) if env else None)
     assert (store.driver, store.scope) == (driver, scope)
+
+
+def test_a_task_kept_in_a_variable_is_configured_by_later_statements():
+    [fixed, switched] = tasks("""
+        $a = $schedule->command('a:b')->withoutOverlapping();
+        $a->everyTenMinutes();
+        $fetch = $schedule->command('fetch')->withoutOverlapping(30);
+        switch (config('fetch.frequency')) {
+            case 'hourly': $fetch->hourly(); break;
+            default: $fetch->everyFiveMinutes();
+        }
+    """)
+    assert (fixed.expression, fixed.has("withoutOverlapping")) == ("*/10 * * * *", True)
+    # which case runs is decided at run time: the schedule is set, but not known
+    assert switched.expression is None and switched.has("withoutOverlapping")

@@ -23,7 +23,7 @@ from .context import Step
 
 
 #: words without which a PHP file holds no lock, exit-in-lock or idempotency key to read
-_MIGHT_MATTER = re.compile(r"(?i)lock|idempoten|stripe|dedup")
+_MIGHT_MATTER = re.compile(r"(?i)lock|idempoten|stripe|dedup|cache")
 
 
 class PhpAssembly(Step):
@@ -95,14 +95,14 @@ class PhpAssembly(Step):
             args = arguments(overlap)
             minutes = number_value(args[0], php) if args else MUTEX_MINUTES
             locks = (Lock(kind="cache-lock", scope=scope, span=task.span,
-                          key=task.what, ttl_seconds=minutes * 60 if minutes else None,
+                          key=task.label(php), ttl_seconds=minutes * 60 if minutes else None,
                           stale_handling="ttl", try_lock=True, result_checked=True,
                           release="finally", api="withoutOverlapping()",
                           ttl_span=task.span, confidence=confidence),)
         one_server = None
         if task.has("onOneServer"):
             one_server = Lock(kind="cache-lock", scope=scope, span=task.span,
-                              key=task.what, ttl_seconds=3600,
+                              key=task.label(php), ttl_seconds=3600,
                               stale_handling="ttl", try_lock=True, result_checked=True,
                               api="onOneServer()", confidence=confidence)
         options = tuple((method, self._words(php, call)) for method, call in task.chain
@@ -113,7 +113,7 @@ class PhpAssembly(Step):
         options += tuple(("branch", f"{line}:{side}") for line, side in task.branches)
         self.project.jobs.append(Job(
             id=f"laravel:{task.span.path}:{task.span.line}", source="laravel", span=task.span,
-            schedule=schedule, command=f"{task.kind}: {task.what}"[:200],
+            schedule=schedule, command=f"{task.kind}: {task.label(php)}",
             targets=(target,) if target is not None else (), locks=locks, options=options,
             never_runs=never, one_per_firing=one_server))
 
@@ -147,7 +147,10 @@ class PhpAssembly(Step):
         elif task.kind == "job" or task.kind == "call":
             if first.type in ("anonymous_function", "arrow_function"):
                 code = analyzer.closure(php, first)
-                closure = tree.php_entry(php.display, "php", None, code)
+                has_name = task.option("name") is not None or task.option("description") is not None
+                # a named closure is shown by its name (``Kernel.php:prune-tokens()``)
+                closure = tree.php_entry(php.display, "function" if has_name else "php",
+                                         task.label(php) if has_name else None, code)
                 return Target(("closure",), task.span, True, closure,
                               f"{php.display}:{first.start_point.row + 1}"), None
             named = _class_constant(first, php) or _created_class(first, php)
@@ -161,7 +164,8 @@ class PhpAssembly(Step):
         if cls is None or method is None or cls.method(method, tree.php) is None:
             # a command of the framework or a package (``queue:restart``): not the
             # project's code, as a crontab line running a system tool is not
-            return Target((task.what,), task.span, False, None, task.what + task.extra), None
+            return Target((task.what,), task.span, False, None,
+                          " ".join(filter(None, (task.what, task.extra)))), None
         owner, _ = cls.method(method, tree.php) or (cls, None)
         code = analyzer.entry(owner, method)
         function = f"{cls.name}::{method}"

@@ -12,7 +12,8 @@ from ...discover import SourceFile
 from ...model import LockScope, Span
 from .laravel import CacheStore, cache_store
 
-_ENV_FILES = (".env.example", ".env_example", ".env.dist", ".env.sample", ".env")
+_ENV_FILES = (".env.example", ".env_example", ".env.dist", ".env.sample", ".env", ".env.docker",
+              ".env.production.example")
 _LOCK_DSN = re.compile(r"^\s*LOCK_DSN\s*=\s*['\"]?([A-Za-z0-9_+-]+)", re.M)
 _CLUSTER_DSN = ("redis", "rediss", "memcached", "mysql", "pgsql", "postgres", "postgresql",
                 "mongodb", "zookeeper", "dynamodb", "sqlsrv", "oci", "sqlite")

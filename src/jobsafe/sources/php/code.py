@@ -422,6 +422,11 @@ class PhpAnalyzer:
             self._acquired(frame, code, lock, handle, node)
         elif name in ("->lock", "::lock") or name.endswith("::lock"):
             self._cache_lock(node, name, frame, code)
+        elif (name == "->add" or name.endswith("::add")) and len(args) >= 2:
+            self._cache_add(node, args, frame, code)
+        elif (name == "->forget" or name.endswith("::forget")) and args and \
+                _laravel_cache(node, php) is not None:
+            self._released(frame, php.text_of(args[0]), node)
         elif name in ("->get", "->block", "->acquire", "->acquireRead"):
             self._lock_object_call(node, frame, code)
         elif name in ("->release", "->forceRelease"):
@@ -454,16 +459,13 @@ class PhpAnalyzer:
         """``Cache::lock($name, $seconds)``, ``Cache::store('redis')->lock(...)``,
         ``cache()->lock(...)``: a Laravel atomic lock (seconds 0: no expiry)."""
         php = frame.php
-        receiver = node.child_by_field_name("object") or node.child_by_field_name("scope")
-        text = php.text_of(receiver) if receiver is not None else ""
-        store = re.search(r"(?:store|driver)\(\s*['\"](\w+)['\"]", text)
-        if not (text.lstrip("\\").rsplit("\\", 1)[-1] == "Cache" or text.startswith(("cache(", "Cache::", "\\Cache::")) or
-                php.qualified(text.split("::")[0]).endswith("Facades\\Cache")):
+        store = _laravel_cache(node, php)
+        if store is None:
             return
         args = arguments(node)
         seconds = number_value(args[1], php, self._constants(frame)) if len(args) > 1 else 0.0
         known = len(args) < 2 or seconds is not None
-        scope = self._store_scope(store.group(1) if store else None)
+        scope = self._store_scope(store or None)
         lock = Lock(kind="cache-lock", scope=scope or "cluster", span=php.span(node),
                     key=(string_value(args[0], php) or php.text_of(args[0])) if args else None,
                     ttl_seconds=(seconds or None) if known else UNKNOWN_TTL, stale_handling="ttl",
@@ -478,6 +480,25 @@ class PhpAnalyzer:
             left = parent.child_by_field_name("left")
             if left is not None:
                 frame.pending[php.text_of(left)] = lock
+
+    def _cache_add(self, node: Node, args: list[Node], frame: _Frame, code: PhpCode) -> None:
+        """``if (!Cache::add($key, true, 1800)) return;``: a try-lock on a cache key
+        (no TTL: kept until forgotten)."""
+        php = frame.php
+        store = _laravel_cache(node, php)
+        if store is None or not _tested(node):
+            return  # a plain cache write, not a claim
+        ttl_node = args[2] if len(args) > 2 else None
+        ttl = number_value(ttl_node, php, self._constants(frame)) if ttl_node is not None \
+            else None
+        if ttl_node is not None and ttl is None:
+            ttl = UNKNOWN_TTL  # a Carbon date or a setting: set, not known
+        scope = self._store_scope(store or None)
+        lock = Lock(kind="cache-key", scope=scope or "cluster", span=php.span(node, whole=False),
+                    key=string_value(args[0], php) or php.text_of(args[0]), ttl_seconds=ttl,
+                    stale_handling="ttl", try_lock=True, result_checked=True, api="Cache::add()",
+                    confidence=Confidence.HIGH if scope else Confidence.MEDIUM)
+        self._acquired(frame, code, lock, php.text_of(args[0]), node)
 
     def _lock_object_call(self, node: Node, frame: _Frame, code: PhpCode) -> None:
         php = frame.php
@@ -786,6 +807,20 @@ class PhpAnalyzer:
 
 
 # --------------------------------------------------------------------------- helpers
+
+def _laravel_cache(call: Node, php: PhpFile) -> str | None:
+    """For a call on Laravel's cache (``Cache::…``, ``cache()->…``,
+    ``Cache::store('redis')->…``): the store it names ("" for the default); None for a
+    call on something else."""
+    receiver = call.child_by_field_name("object") or call.child_by_field_name("scope")
+    text = php.text_of(receiver) if receiver is not None else ""
+    head = text.split("::")[0].split("(")[0]
+    if not (head in ("cache", "Cache", "\\Cache") or
+            php.qualified(head).endswith("Facades\\Cache")):
+        return None
+    store = re.search(r"(?:store|driver)\(\s*['\"](\w+)['\"]", text)
+    return store.group(1) if store else ""
+
 
 def _element_key(element: Node, php: PhpFile) -> str | None:
     if element.type != "array_element_initializer" or len(element.named_children) < 2:

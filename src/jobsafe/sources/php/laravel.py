@@ -63,6 +63,18 @@ class Task:
     def has(self, name: str) -> bool:
         return any(method == name for method, _ in self.chain)
 
+    def label(self, php: PhpFile) -> str:
+        """What the task is called: its ``->name()``/``->description()``, else what it
+        runs on one line (a closure's first words)."""
+        for method in ("name", "description"):
+            call = self.option(method)
+            args = arguments(call) if call is not None else []
+            named = string_value(args[0], php) if args else None
+            if named:
+                return named
+        text = " ".join(self.what.split())
+        return text if len(text) <= 60 else text[:59] + "…"
+
 
 def _splice(expression: str, position: int, value: str) -> str:
     fields = expression.split()
@@ -233,23 +245,32 @@ def _is_scheduler(node: Node, php: PhpFile, receivers: set[str]) -> bool:
 
 def scheduled_tasks(php: PhpFile) -> list[Task]:
     """Every task the file declares: chains of calls whose innermost call is
-    ``$schedule->command|job|call|exec(...)`` or ``Schedule::…(...)``."""
+    ``$schedule->command|job|call|exec(...)`` or ``Schedule::…(...)``, also when the task
+    is kept in a variable and configured by later statements (``$fetch =
+    $schedule->command(...); … $fetch->everyFiveMinutes();``)."""
     receivers = _schedule_receivers(php)
-    tasks = []
+    tasks: list[Task] = []
+    kept: dict[str, Task] = {}  # task variables
     for statement in walk(php.root):
         if statement.type != "expression_statement" or not statement.named_children:
             continue
-        chain: list[tuple[str, Node]] = []
-        node = statement.named_children[0]
-        while node.type in ("member_call_expression", "nullsafe_member_call_expression"):
-            name = node.child_by_field_name("name")
-            receiver = node.child_by_field_name("object")
-            if name is None or receiver is None:
-                break
-            if _is_scheduler(receiver, php, receivers):
-                break
-            chain.append((php.text_of(name), node))
-            node = receiver
+        expression = statement.named_children[0]
+        variable = None
+        if expression.type == "assignment_expression":
+            left, right = expression.child_by_field_name("left"), \
+                expression.child_by_field_name("right")
+            if left is None or right is None or left.type != "variable_name":
+                continue
+            variable, expression = php.text_of(left), right
+        chain, node = _chain(expression, php, receivers)
+        root = php.text_of(node)
+        if root in kept and variable is None:  # more configuration of a kept task
+            task = kept[root]
+            conditional = len(_branches(statement)) > len(task.branches)
+            for method, call in reversed(chain):
+                task.chain.append((method, call))
+                _apply(task, method, call, php, unknown=conditional)
+            continue
         name = node.child_by_field_name("name")
         holder = node.child_by_field_name("object") if node.type == "member_call_expression" \
             else node.child_by_field_name("scope") if node.type == "scoped_call_expression" \
@@ -265,24 +286,59 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
                     extra=" ".join(" ".join(php.text_of(a).split()) for a in args[1:]),
                     branches=_branches(statement))
         for method, call in task.chain:
-            try:
-                apply_frequency(task, method, call, php)
-            except (NotStatic, ValueError, IndexError):
-                task.expression = None
-                task.methods.append(php.text_of(call.child_by_field_name("name") or call) + "(…)")
+            _apply(task, method, call, php)
         tasks.append(task)
+        if variable is not None:
+            kept[variable] = task
     return tasks
 
 
+def _chain(expression: Node, php: PhpFile,
+           receivers: set[str]) -> tuple[list[tuple[str, Node]], Node]:
+    """The method calls chained on an expression, outermost first, and what they start
+    from (the task's declaring call, or the variable that keeps it)."""
+    chain: list[tuple[str, Node]] = []
+    node = expression
+    while node.type in ("member_call_expression", "nullsafe_member_call_expression"):
+        name = node.child_by_field_name("name")
+        receiver = node.child_by_field_name("object")
+        if name is None or receiver is None or _is_scheduler(receiver, php, receivers):
+            break
+        chain.append((php.text_of(name), node))
+        node = receiver
+        if node.type == "variable_name":
+            break
+    return chain, node
+
+
+def _apply(task: Task, method: str, call: Node, php: PhpFile, unknown: bool = False) -> None:
+    """One chained method; a frequency set in a branch of its own, or by a value not
+    known statically, leaves the schedule unknown (set by code)."""
+    if unknown and method in FREQUENCY_METHODS:
+        task.expression = None
+        task.methods.append(php.text_of(call.child_by_field_name("name") or call) + "(…)")
+        return
+    try:
+        apply_frequency(task, method, call, php)
+    except (NotStatic, ValueError, IndexError):
+        task.expression = None
+        task.methods.append(php.text_of(call.child_by_field_name("name") or call) + "(…)")
+
+
 def _branches(node: Node) -> tuple[tuple[int, str], ...]:
-    """The ``if``/``else`` branches around a statement, innermost last."""
+    """The ``if``/``else`` branches and ``switch`` cases around a statement, innermost
+    last, as (line of the ``if`` or ``switch``, which branch)."""
     found = []
     child, current = node, node.parent
     while current is not None:
-        if current.type == "if_statement":
-            body = current.child_by_field_name("body")
-            branch = "then" if body is not None and body.start_byte <= child.start_byte < \
-                body.end_byte else "else"
+        if current.type in ("case_statement", "default_statement"):
+            parent = current.parent.parent if current.parent is not None else None
+            found.append((parent.start_point.row + 1 if parent is not None else 0,
+                          f"case {current.start_point.row + 1}"))
+        elif current.type == "if_statement":
+            # the clause the statement is in: the body, or an elseif/else clause
+            branch = "then" if child == current.child_by_field_name("body") else \
+                f"{child.type} {child.start_point.row + 1}"
             found.append((current.start_point.row + 1, branch))
         child, current = current, current.parent
     return tuple(reversed(found))
