@@ -332,3 +332,27 @@ def test_cache_add_as_a_try_lock(tmp_path, claim, rules):
     }}
     """
     assert [r for _, _, r in findings(tmp_path, {"cleanup.php": code})] == rules
+
+
+@pytest.mark.parametrize("text,seconds", [("5 minutes", 300), ("1 minute", 60), ("60 seconds", 60),
+                                          ("12 hours", 43200), ("1 day", 86400), ("PT5M", 300),
+                                          ("P1D", 86400), ("3600", 3600), ("next monday", None)])
+def test_symfony_frequencies(text, seconds):
+    from jobsafe.sources.php.symfony import every_seconds
+    assert every_seconds(text) == seconds
+
+
+@pytest.mark.parametrize("declaration", [
+    "#[AsSchedule]\nclass S implements ScheduleProviderInterface {\n"
+    "    public function getSchedule(): Schedule {\n        $s = new Schedule();\n"
+    "        $s->add(RecurringMessage::every('10 minutes', new Sync()));\n        return $s;\n    }\n}",
+    "#[AsSchedule('default')]\nclass S {\n    public function getSchedule(): Schedule {\n"
+    "        return (new Schedule())->with(RecurringMessage::every(frequency: '10 minutes', "
+    "message: new Sync()));\n    }\n}",
+    "#[AsPeriodicTask(frequency: '10 minutes')]\nclass Sync {\n    public function __invoke() {}\n}",
+    "#[AsCronTask('*/10 * * * *')]\nclass Sync {\n    public function __invoke() {}\n}",
+])
+def test_a_symfony_recurring_task_spelled_every_way(tmp_path, declaration):
+    [job] = [j for j in run_analysis(write(tmp_path, {"src/S.php": "<?php\n" + declaration}))
+             .project.jobs if j.source == "symfony"]
+    assert job.schedule.min_interval_seconds == 600

@@ -77,7 +77,8 @@ UNKNOWN_TTL = -1.0
 MountKind = Literal["network", "shared", "local", "other"]
 #: where a job comes from (the JSON inventory's ``source``)
 JobSource = Literal["cron", "systemd", "k8s", "compose", "gha", "ansible", "celery",
-                    "apscheduler", "schedule", "huey", "django", "django-cron", "laravel"]
+                    "apscheduler", "schedule", "huey", "django", "django-cron", "laravel",
+                    "symfony"]
 
 
 class Severity(str, Enum):

@@ -13,9 +13,11 @@ from tree_sitter import Node
 from ..link import DISPATCH_COMMANDS, targets_for
 from ..model import UNKNOWN_TTL, Confidence, Entry, Job, Lock, LockScope, Schedule, Target
 from ..paths import is_test_path
-from ..schedule import cron_schedule_or_never
+from ..schedule import cron_schedule_or_never, expand_macro
 from ..sources.php.index import PhpClass
+from ..sources.php.code import SYMFONY_HOST_STORES
 from ..sources.php.laravel import MUTEX_MINUTES, Task, scheduled_tasks
+from ..sources.php.symfony import Recurring, handles, recurring_messages
 from ..sources.php.syntax import PhpFile, arguments, number_value, string_value
 from ..sources.shell import Locator, analyze
 from ..timespec import ScheduleError
@@ -24,6 +26,10 @@ from .context import Step
 
 #: words without which a PHP file holds no lock, exit-in-lock or idempotency key to read
 _MIGHT_MATTER = re.compile(r"(?i)lock|idempoten|stripe|dedup|cache")
+
+
+#: a Symfony schedule provider or a class scheduled by an attribute
+_SYMFONY_SCHEDULE = re.compile(r"RecurringMessage::|AsCronTask|AsPeriodicTask")
 
 
 class PhpAssembly(Step):
@@ -35,6 +41,8 @@ class PhpAssembly(Step):
                 self.guarded(display, partial(self._tasks, rel))
             if _MIGHT_MATTER.search(text):
                 self.guarded(display, partial(self._code, rel))
+            if _SYMFONY_SCHEDULE.search(text) and not is_test_path(rel):
+                self.guarded(display, partial(self._recurring, rel))
         self.project.parse_errors.extend(index.errors)
 
     def _code(self, rel: str) -> None:
@@ -116,6 +124,69 @@ class PhpAssembly(Step):
             schedule=schedule, command=f"{task.kind}: {task.label(php)}",
             targets=(target,) if target is not None else (), locks=locks, options=options,
             never_runs=never, one_per_firing=one_server))
+
+    def _recurring(self, rel: str) -> None:
+        """The recurring messages of Symfony schedules as jobs, each with the code that
+        handles its message and the lock its schedule takes per firing."""
+        for cls in self.tree.php.classes_in(rel):
+            for message in recurring_messages(cls):
+                self.guarded(cls.php.display, partial(self._message_job, cls, message))
+
+    def _message_job(self, provider: PhpClass, message: Recurring) -> None:
+        php, index = provider.php, self.tree.php
+        text = f"{'cron' if message.cron is not None else 'every'}({message.frequency})"
+        never = None
+        if message.cron is not None:
+            expression = expand_macro(message.cron) or message.cron
+            try:
+                schedule, never = cron_schedule_or_never(text, expression)
+            except ScheduleError as exc:
+                self.error(php.display, f"invalid Symfony schedule: {exc}", message.span.line)
+                return
+            schedule = replace(schedule, text=text)
+        elif message.every_seconds:
+            schedule = Schedule(text=text, kind="interval",
+                                min_interval_seconds=int(message.every_seconds),
+                                runs_per_day=86400 / message.every_seconds)
+        else:
+            schedule = Schedule(text=text, kind="templated")
+        entry = None
+        if message.handler is not None and message.handler.method("__invoke", index):
+            entry = self._class_entry(message.handler, "__invoke")
+        elif message.command is not None:
+            cls = index.command(message.command, ("execute", "__invoke"))
+            if cls is not None:
+                method = next(m for m in ("execute", "__invoke") if cls.method(m, index))
+                entry = self._class_entry(cls, method)
+        elif message.message is not None:
+            found = index.message_handler(php.qualified(message.message), handles)
+            if found is not None:
+                entry = self._class_entry(*found)
+        what = message.command or (message.message or "a message").rsplit("\\", 1)[-1]
+        target = Target((what,), message.span, entry is not None, entry,
+                        f"{entry.path}::{entry.function}" if entry else what)
+        claim = None
+        if message.lock is not None:
+            store = re.search(r"new\s+\\?(?:[\w\\]*\\)?(\w+Store)\b",
+                              php.text_of(provider.methods.get("getSchedule") or provider.node))
+            settings = self.tree.php_settings
+            scope: LockScope = ("host" if store.group(1) in SYMFONY_HOST_STORES else "cluster") \
+                if store else settings.lock_scope or "cluster"
+            claim = Lock(kind="symfony-lock", scope=scope, span=php.span(message.lock, whole=False),
+                         stale_handling="ttl", try_lock=True, result_checked=True,
+                         api="Schedule::lock()",
+                         confidence=Confidence.HIGH if store or settings.lock_scope
+                         else Confidence.MEDIUM)
+        self.project.jobs.append(Job(
+            id=f"symfony:{message.span.path}:{message.span.line}", source="symfony",
+            span=message.span, schedule=schedule, command=f"message: {what}",
+            targets=(target,), options=(("transport", f"scheduler_{message.schedule}"),),
+            never_runs=never, one_per_firing=claim))
+
+    def _class_entry(self, cls: PhpClass, method: str) -> Entry:
+        owner, _ = cls.method(method, self.tree.php) or (cls, None)
+        code = self.tree.php_analyzer.entry(owner, method)
+        return self.tree.php_entry(cls.php.display, "function", f"{cls.name}::{method}", code)
 
     @staticmethod
     def _words(php: PhpFile, call: Node) -> str:

@@ -19,6 +19,7 @@ from ..sources.workloads import (
     image_name,
     runs_cron_daemon,
     runs_laravel_scheduler,
+    runs_symfony_scheduler,
     runs_web_server,
 )
 from .context import Context, Step
@@ -83,34 +84,38 @@ class TopologyAssembly(Step):
                         container.command_span, f"celery {role}", workload.replicas))
                 if runs_web_server(container.command) and self.web_replicas is None:
                     self.web_replicas = workload.replicas
-        self._laravel(configured)
+        self._framework_schedulers(configured)
 
-    def _laravel(self, configured: Copies | None) -> None:
-        """Laravel's tasks run wherever its scheduler runs: the copies of the cron jobs that
-        call ``artisan schedule:run`` and of the workloads that run ``schedule:work`` (or
-        ``schedule:run`` in a loop); several copies of ``schedule:work`` are JOB107 unless
-        every task claims its firings in a shared store."""
-        copies = [job.replicas for job in self.project.jobs if job.replicas is not None and
-                  any(t.role == "dispatch" for t in job.targets)]
-        tasks = [job for job in self.project.jobs if job.source == "laravel"]
-        all_claimed = bool(tasks) and all(
-            job.one_per_firing is not None and job.one_per_firing.scope == "cluster"
-            for job in tasks)
-        for workload in self.workloads:
-            for container in workload.containers:
-                if not runs_laravel_scheduler(container.command):
-                    continue
-                copies.append(workload.replicas)
-                if workload.copies > 1 and container.command_span is not None and \
-                        not all_claimed:
-                    self.project.beat_processes.append(BeatProcess(
-                        container.command_span, "artisan schedule:work", workload.replicas))
-        most = max(copies, key=lambda c: c.count, default=None) or configured
-        if most is None:
-            return
-        for i, job in enumerate(self.project.jobs):
-            if job.source == "laravel" and job.replicas is None:
-                self.project.jobs[i] = replace(job, replicas=most)
+    def _framework_schedulers(self, configured: Copies | None) -> None:
+        """Laravel's and Symfony's tasks run wherever their scheduler runs: the cron jobs
+        that call ``artisan schedule:run``, the workloads that run ``schedule:work`` or
+        ``messenger:consume scheduler_NAME``. Several copies of such a workload are JOB107
+        unless every task claims its firings in a shared store."""
+        for source, runs, how in (
+                ("laravel", runs_laravel_scheduler, "artisan schedule:work"),
+                ("symfony", runs_symfony_scheduler, "messenger:consume scheduler")):
+            copies = [job.replicas for job in self.project.jobs if job.replicas is not None and
+                      any(t.role == "dispatch" for t in job.targets)] if source == "laravel" \
+                else []
+            tasks = [job for job in self.project.jobs if job.source == source]
+            all_claimed = bool(tasks) and all(
+                job.one_per_firing is not None and job.one_per_firing.scope == "cluster"
+                for job in tasks)
+            for workload in self.workloads:
+                for container in workload.containers:
+                    if not runs(container.command):
+                        continue
+                    copies.append(workload.replicas)
+                    if workload.copies > 1 and container.command_span is not None and \
+                            not all_claimed:
+                        self.project.beat_processes.append(BeatProcess(
+                            container.command_span, how, workload.replicas))
+            most = max(copies, key=lambda c: c.count, default=None) or configured
+            if most is None:
+                continue
+            for i, job in enumerate(self.project.jobs):
+                if job.source == source and job.replicas is None:
+                    self.project.jobs[i] = replace(job, replicas=most)
 
     def _pooler(self) -> Pooler | None:
         """Where the tree says connections are pooled per transaction (PgBouncer): its

@@ -38,7 +38,7 @@ SOURCE_NAMES = {"cron": "crontab", "systemd": "systemd timer", "k8s": "Kubernete
                 "gha": "GitHub Actions", "ansible": "Ansible cron task", "celery": "Celery beat",
                 "apscheduler": "APScheduler", "schedule": "schedule", "huey": "Huey",
                 "django-cron": "django-cron", "compose": "compose",
-                "laravel": "Laravel scheduler"}
+                "laravel": "Laravel scheduler", "symfony": "Symfony scheduler"}
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,9 @@ def overlap_guard(job: Job) -> str | None:
     A ``flock`` is spelled the same whether the crontab line or the script takes it."""
     held = [guard_text(g.kind, g.path, "host", g.blocking) for g in job.guards]
     held += [lock_text(lock) for lock in job.guard_locks if lock.scope in ("host", "cluster")]
+    claim = job.one_per_firing
+    if claim is not None:  # one copy per firing (onOneServer, a locked schedule)
+        held.append(f"{claim.api} per firing ({claim.scope})")
     if held:
         return ", ".join(dict.fromkeys(held))
     if job.source == "systemd":

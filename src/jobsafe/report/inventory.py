@@ -35,6 +35,8 @@ def job_dict(job: Job, rules: list[str]) -> dict:
                    "stale_handling": lock.stale_handling, "path": lock.path, "key": lock.key,
                    "line": lock.span.line, "file": lock.span.path}
                   for lock in job.all_locks],
+        "one_per_firing": {"api": job.one_per_firing.api, "scope": job.one_per_firing.scope}
+        if job.one_per_firing is not None else None,
         "runtime_bound_seconds": job.runtime_bound_seconds,
         "replicas": {"count": job.replicas.count, "path": job.replicas.evidence.path,
                      "line": job.replicas.evidence.line, "evidence": job.replicas.note}

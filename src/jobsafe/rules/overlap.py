@@ -387,14 +387,19 @@ class SchedulerPerWorker(Rule):
 
     def check(self, project):
         for beat in sorted(project.beat_processes, key=lambda b: b.span):
-            if beat.how.startswith("artisan"):
+            if beat.how.startswith(("artisan", "messenger")):
+                laravel = beat.how.startswith("artisan")
                 yield self.finding(
                     beat.span,
                     message("`{how}` runs in several copies ({copies}): each copy runs "
-                            "Laravel's scheduler, so every task without `onOneServer()` runs "
-                            "once in each copy; run the scheduler in one single-replica process "
-                            "or mark the tasks `onOneServer()`", how=beat.how,
-                            copies=prose(beat.copies.note)),
+                            "{framework}'s scheduler, so every task without {claim} runs once "
+                            "in each copy; run the scheduler in one single-replica process or "
+                            "{remedy}", how=beat.how, copies=prose(beat.copies.note),
+                            framework="Laravel" if laravel else "Symfony",
+                            claim=prose("`onOneServer()`" if laravel else
+                                        "a lock on its schedule (`->lock()`)"),
+                            remedy=prose("mark the tasks `onOneServer()`" if laravel else
+                                         "lock the schedule with a shared store")),
                     (beat.copies,), related=[Related(beat.copies.evidence, beat.copies.note)])
                 continue
             yield self.finding(

@@ -31,7 +31,7 @@ class HostLocalLockMultiNode(Rule):
             copies = job.replicas
             if copies is None or copies.count <= 1:
                 continue
-            if job.source == "laravel":
+            if job.source in ("laravel", "symfony"):
                 yield from self._task(job, copies)
                 continue
             locks = job.guard_locks
@@ -63,23 +63,31 @@ class HostLocalLockMultiNode(Rule):
 
 
     def _task(self, job, copies):
-        """A Laravel task runs once per firing only under ``onOneServer()`` in a cache
-        store every server shares; ``withoutOverlapping()`` keeps out a copy that starts
-        while a run is going, not one that starts after it ends."""
+        """A framework scheduler's task runs once per firing only under a claim in a store
+        every copy shares: Laravel's ``onOneServer()``, a Symfony schedule's ``->lock()``;
+        an overlap mutex (``withoutOverlapping()``) keeps out a copy that starts while a run
+        is going, not one that starts after it ends."""
         claim = job.one_per_firing
         if claim is not None and claim.scope == "cluster":
             return
+        laravel = job.source == "laravel"
         if claim is None:
-            why = message("has no `onOneServer()`: each of the scheduler's copies ({copies}) "
-                          "runs it at every firing", copies=prose(copies.note))
+            why = message("has no {name}: each of the scheduler's copies ({copies}) runs it at "
+                          "every firing", copies=prose(copies.note),
+                          name=prose("`onOneServer()`" if laravel else
+                                     "lock on its schedule (`->lock()`)"))
         else:
-            why = message("claims each firing with `onOneServer()` in a cache store each copy "
-                          "has its own of ({copies}), so every copy still runs it",
-                          copies=prose(copies.note))
+            why = message("claims each firing with {name} in a store each copy has its own of "
+                          "({copies}), so every copy still runs it", copies=prose(copies.note),
+                          name=prose("`onOneServer()`" if laravel else
+                                     "a lock on its schedule"))
+        remedy = prose("`onOneServer()` with a shared cache store (redis, database, memcached)"
+                       if laravel else "a lock from a shared store (Redis, a database) on the "
+                                       "schedule")
         yield self.finding(
             job.span,
-            message("`{schedule}` task {why}; use `onOneServer()` with a shared cache store "
-                    "(redis, database, memcached)", schedule=job.schedule.text, why=why),
+            message("`{schedule}` task {why}; use {remedy}", schedule=job.schedule.text, why=why,
+                    remedy=remedy),
             (job, copies, claim), job.id, [Related(copies.evidence, copies.note)])
 
 

@@ -78,6 +78,13 @@ def runs_laravel_scheduler(command: str | None) -> bool:
                                              command) is not None
 
 
+def runs_symfony_scheduler(command: str | None) -> bool:
+    """``bin/console messenger:consume scheduler_default``: the worker that generates and
+    handles a Symfony schedule's messages."""
+    return command is not None and re.search(r"\bmessenger:consume\b[^\n]*\bscheduler_\w+",
+                                             command) is not None
+
+
 def runs_web_server(command: str | None) -> bool:
     return command is not None and _WEB_SERVER.search(command) is not None
 

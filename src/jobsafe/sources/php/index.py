@@ -217,6 +217,18 @@ class PhpIndex:
                     return php, node
         return None
 
+    def message_handler(self, message: str, handles: Callable[[PhpClass, str], str | None]
+                        ) -> tuple[PhpClass, str] | None:
+        """The class and method that handle a Messenger message class."""
+        short = message.rsplit("\\", 1)[-1]
+        for rel, text in sorted(self._scan().items()):
+            if ("AsMessageHandler" in text or "MessageHandlerInterface" in text) and short in text:
+                for cls in self.classes_in(rel):
+                    method = handles(cls, message)
+                    if method is not None:
+                        return cls, method
+        return None
+
     def command(self, name: str, entry_methods: tuple[str, ...]) -> PhpClass | None:
         """The command class registered as ``name``: a class declaring it that has one of
         ``entry_methods`` (``handle`` for artisan, ``execute`` for Symfony)."""
