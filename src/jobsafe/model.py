@@ -68,9 +68,10 @@ FactKind = Literal["exit-in-scope", "yield-in-scope", "fork-in-scope", "unlink-f
                    "path-per-run", "scheduler-start", "starts-threads"]
 #: why a scheduler never runs a job: cron skips its file (JOB110), its entry is the last
 #: one of a file without a final newline (JOB110), its schedule never matches or the
-#: scheduler refuses it (JOB113), another line makes ``crontab FILE`` refuse its file
+#: scheduler refuses it (JOB113), another line makes ``crontab FILE`` refuse its file, a
+#: timer names a unit that does not exist (JOB113)
 NeverRunsWhy = Literal["file-skipped", "unterminated", "never-matches", "refused",
-                       "file-refused"]
+                       "file-refused", "no-unit"]
 #: a TTL that is set but not to a value known statically (a parameter, a setting)
 UNKNOWN_TTL = -1.0
 #: what a filesystem where a job runs is, for its lock files

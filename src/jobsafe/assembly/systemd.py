@@ -8,7 +8,7 @@ from functools import partial
 
 from ..calendar import next_elapses, parse_calendar
 from ..link import build_job
-from ..model import NeverRuns, ParseError, Schedule, Span, UnitFacts
+from ..model import Job, NeverRuns, ParseError, Schedule, Span, UnitFacts
 from ..schedule import calendar_schedule, span_start
 from ..sources.shell import Locator
 from ..sources.systemd import (
@@ -92,6 +92,8 @@ class SystemdAssembly(Step):
             stem = service_name.rsplit(".", 1)[0]
             service = units.get(f"{stem.split('@', 1)[0]}@.service")
         schedule = self._timer_schedule(timer)
+        if schedule is not None and service is None and target is not None:
+            self._missing_unit(timer, target, service_name, schedule, units)
         if schedule is None or service is None:
             return
         execs = service.values("Service", "ExecStart")
@@ -160,6 +162,23 @@ class SystemdAssembly(Step):
         bounds = [b for b in (job.runtime_bound_seconds, bound_by_unit) if b]
         self.project.jobs.append(replace(job, backgrounds=backgrounds,
                                          runtime_bound_seconds=min(bounds) if bounds else None))
+
+    def _missing_unit(self, timer: UnitFile, target, name: str, schedule: Schedule,
+                      units: dict[str, UnitFile]) -> None:
+        """``Unit=db29_sched.service`` beside ``db29-sched.service``: the timer fires and
+        systemd finds no such unit, so nothing runs. Only a near miss of a unit in the tree
+        is sure to be a mistake (an absent unit may come with a package)."""
+        def norm(unit: str) -> str:
+            return unit.lower().replace("_", "-")
+
+        near = sorted(u for u in units if u != name and norm(u) == norm(name))
+        if not near:
+            return
+        self.project.jobs.append(Job(
+            id=f"systemd:{timer.display}", source="systemd", span=target.span,
+            schedule=schedule, command=f"Unit={name}",
+            never_runs=NeverRuns("no-unit", f"`Unit={name}` names no unit: the tree has "
+                                            f"{units[near[0]].display}, whose name differs")))
 
     def _timer_schedule(self, timer: UnitFile) -> Schedule | None:
         calendars = timer.values("Timer", "OnCalendar")

@@ -649,9 +649,12 @@ class ScheduleNeverRuns(Rule):
     def check(self, project):
         for job in sorted(project.jobs, key=lambda j: j.span):
             never = job.never_runs
-            if never is None or never.why not in ("never-matches", "refused"):
+            if never is None or never.why not in ("never-matches", "refused", "no-unit"):
                 continue
-            if never.why == "refused":
+            if never.why == "no-unit":
+                text = message("{why}: the timer fires and systemd starts nothing, so the job "
+                               "never runs", why=prose(never.text))
+            elif never.why == "refused":
                 text = message("{why}: the job never runs{whole}", why=prose(never.text),
                                whole=prose("; installed with `crontab FILE`, the whole file "
                                            "is refused, and none of its jobs run"
