@@ -356,3 +356,22 @@ def test_a_symfony_recurring_task_spelled_every_way(tmp_path, declaration):
     [job] = [j for j in run_analysis(write(tmp_path, {"src/S.php": "<?php\n" + declaration}))
              .project.jobs if j.source == "symfony"]
     assert job.schedule.min_interval_seconds == 600
+
+
+def test_a_script_copied_under_another_name_is_followed_to_the_command(tmp_path):
+    """humansis' spelling: the crontab runs /usr/bin/cron-script, which a Dockerfile copied
+    from docker/cron-script.sh; the script runs bin/console from the app's folder."""
+    files = {
+        "docker/crontab": "*/5 * * * * www-data /usr/bin/cron-script\n",
+        "docker/cron-script.sh": "#!/bin/sh\ncd /var/www/html\nphp bin/console app:sync\n",
+        "Dockerfile": "FROM php:8.3\nCOPY . /var/www/html\n"
+                      "COPY docker/cron-script.sh /usr/bin/cron-script\n"
+                      "COPY docker/crontab /etc/cron.d/app\n",
+        "bin/console": "#!/usr/bin/env php\n<?php\n",
+        "src/Command/Sync.php": "<?php\n#[AsCommand(name: 'app:sync')]\nclass Sync {\n"
+                                "    protected function execute($in, $out) {\n"
+                                "        $fp = fopen('/tmp/sync.lock', 'c');\n"
+                                "        flock($fp, LOCK_EX);\n        return 0;\n    }\n}\n",
+    }
+    assert findings(tmp_path, files) == [("docker/crontab", 1, "JOB104"),
+                                         ("src/Command/Sync.php", 6, "JOB102")]

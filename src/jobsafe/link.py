@@ -87,6 +87,9 @@ class Tree:
         self.python = PythonIndex({rel: f for rel, f in self.files.items()
                                    if rel.endswith((".py", ".pyw"))}, self.source)
         self.php = PhpIndex(self.files, self.source)
+        #: where Dockerfiles put tree files and folders in their images
+        self._placed: dict[str, SourceFile] = {}
+        self._placed_folders: list[tuple[str, str]] = []
         self._php_analyzer: PhpAnalyzer | None = None
         self._php_settings: PhpSettings | None = None
 
@@ -151,10 +154,39 @@ class Tree:
                         scripts[k.strip()] = v.strip()
         return scripts
 
+    def place_file(self, container_path: str, f: SourceFile) -> None:
+        """A Dockerfile puts ``f`` at ``container_path`` in an image."""
+        self._placed.setdefault(os.path.normpath(container_path), f)
+
+    def place_folder(self, container_path: str, rel: str) -> None:
+        """A Dockerfile puts the tree folder ``rel`` ("" for the context) at
+        ``container_path``."""
+        self._placed_folders.append((os.path.normpath(container_path), rel))
+
+    def _placed_at(self, path: str) -> SourceFile | None:
+        """The tree file a Dockerfile put at this container path."""
+        path = os.path.normpath(path)
+        if path in self._placed:
+            return self._placed[path]
+        for folder, rel in sorted(self._placed_folders, key=lambda p: -len(p[0])):
+            if path.startswith(folder.rstrip("/") + "/"):
+                inside = path[len(folder.rstrip("/")) + 1:]
+                candidate = f"{rel}/{inside}" if rel else inside
+                if candidate in self.files:
+                    return self.files[candidate]
+        return None
+
     def find(self, path: str, cwd: str | None = None, base: str | None = None) -> SourceFile | None:
-        """The tree file a path in a command refers to, if exactly one fits."""
+        """The tree file a path in a command refers to, if exactly one fits: where a
+        Dockerfile put it in the image, the path as written (the analysed root standing in
+        for ``/``), or the longest unique suffix."""
         if not path or "$" in path or "`" in path:
             return None
+        if path.startswith("/") or cwd:
+            placed = self._placed_at(path if path.startswith("/") else
+                                     os.path.join(cwd or "/", path))
+            if placed is not None:
+                return placed
         candidates = []
         if path.startswith("/"):
             candidates.append(path)

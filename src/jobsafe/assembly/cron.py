@@ -73,6 +73,8 @@ class CronAssembly(Step):
             return
         result = parse_dockerfile(f.display, text)
         base = os.path.dirname(f.rel)
+        for hint, workdir in result.context_copies:
+            self._place(base, hint, workdir)
         for entry in result.entries:
             self._add_cron_job(f.display, entry, base)
             self.images.dockerfiles.add(f.display)
@@ -88,6 +90,24 @@ class CronAssembly(Step):
                         name = rel.rsplit("/", 1)[-1] if hint.dest.endswith(("/", "cron.d")) \
                             else hint.dest.rsplit("/", 1)[-1]
                         target.installs.append((name, Span(f.display, hint.line, 1, hint.line, 1)))
+
+    def _place(self, base: str, hint, workdir: str) -> None:
+        """Tell the tree where a COPY puts context files in the image, so that a command
+        naming the container path finds the file (``COPY run.sh /usr/bin/run-job``)."""
+        dest = hint.dest if hint.dest.startswith("/") else workdir.rstrip("/") + "/" + hint.dest
+        folder = hint.dest.endswith(("/", "/.")) or hint.dest in (".", "./") or \
+            len(hint.sources) > 1
+        dest = dest.removesuffix("/.").rstrip("/") or "/"
+        for src in hint.sources:
+            rel = os.path.normpath(os.path.join(base, src.lstrip("/"))).lstrip("/")
+            rel = "" if rel == "." else rel
+            if rel in self.tree.files:
+                path = f"{dest}/{rel.rsplit('/', 1)[-1]}" if folder else dest
+                self.tree.place_file(path, self.tree.files[rel])
+            elif src.endswith("/") or src in (".", "./") or any(
+                    r.startswith(rel + "/") for r in self.tree.files) or rel == "":
+                # a folder: its content lands under dest (COPY . /var/www/html)
+                self.tree.place_folder(dest, rel)
 
     def _context_files(self, base: str, src: str) -> list[str]:
         """Tree files a COPY source names (the Dockerfile's folder is the build context)."""

@@ -77,6 +77,10 @@ class DockerfileResult:
     copies: list[CopyHint] = field(default_factory=list)
     #: container paths of crontabs a cron runner reads (supercronic FILE ...)
     runner_files: list[str] = field(default_factory=list)
+    #: every COPY/ADD of the build context, with the WORKDIR it is made in (where each
+    #: file lands in the image: a crontab's ``/usr/bin/cron-script`` is the context's
+    #: ``docker/cron-script.sh``)
+    context_copies: list[tuple[CopyHint, str]] = field(default_factory=list)
 
 
 def _instructions(text: str):
@@ -124,6 +128,7 @@ def parse_dockerfile(path: str, text: str) -> DockerfileResult:
                 copies.append((hint, workdir))
         elif instruction == "RUN" and not args.lstrip().startswith("["):
             result.entries.extend(_run(path, line, column, args, result.runner_files, workdir))
+    result.context_copies = copies
     for hint, at in copies:
         if is_cron_destination(hint.dest):
             result.copies.append(hint)
