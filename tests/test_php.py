@@ -375,3 +375,29 @@ def test_a_script_copied_under_another_name_is_followed_to_the_command(tmp_path)
     }
     assert findings(tmp_path, files) == [("docker/crontab", 1, "JOB104"),
                                          ("src/Command/Sync.php", 6, "JOB102")]
+
+
+@pytest.mark.parametrize("helper,rules", [
+    # mautic's spelling: a helper flocks around reading and writing a PID file
+    ("$fp = fopen($this->pidFile, 'c+');\nflock($fp, LOCK_EX);\n$pid = fgets($fp);\n"
+     "fwrite($fp, getmypid());\nflock($fp, LOCK_UN);\nreturn true;", ["JOB101"]),
+    # a lock helper around the work it is given: the guard of the run
+    ("$fp = fopen('/tmp/job.lock', 'c');\nflock($fp, LOCK_EX);\n$work();\n"
+     "flock($fp, LOCK_UN);\nreturn true;", ["JOB102", "JOB104"]),
+])
+def test_a_flock_critical_section_in_a_helper_is_not_the_runs_guard(tmp_path, helper, rules):
+    command = f"""<?php
+#[AsCommand(name: 'app:run')]
+class Run {{
+    protected function execute($in, $out) {{
+        $this->locked(function () {{ work(); }});
+        return 0;
+    }}
+    private function locked($work) {{
+{textwrap.indent(helper, " " * 8)}
+    }}
+}}
+"""
+    files = {"crontab": "*/5 * * * * /srv/bin/console app:run\n",
+             "bin/console": "#!/usr/bin/env php\n<?php\n", "src/Run.php": command}
+    assert sorted(r for _, _, r in findings(tmp_path, files)) == rules

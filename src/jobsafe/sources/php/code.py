@@ -184,7 +184,7 @@ class PhpAnalyzer:
         code.files.append(php.display)
         for node in walk(body, into_functions=False):
             self._node(node, frame, code, depth, active)
-        self._close(frame, code, body)
+        self._close(frame, code, body, depth)
         return frame.returns
 
     def _parameters(self, frame: _Frame) -> None:
@@ -684,11 +684,16 @@ class PhpAnalyzer:
     def _release_kind(self, node: Node, frame: _Frame) -> str:
         return "finally" if _inside(node, frame.finally_lines) or _in_finally(node) else "plain"
 
-    def _close(self, frame: _Frame, code: PhpCode, body: Node) -> None:
+    def _close(self, frame: _Frame, code: PhpCode, body: Node, depth: int) -> None:
         """The function's locks with their releases and scopes, and the exits inside them."""
         end = body.end_point.row + 1
         for held in frame.held:
             lock = held.lock
+            if depth > 0 and lock.kind == "flock" and held.release_at is not None and \
+                    not self._runs_callback(frame, lock.span.line, held.release_at.line):
+                # a helper that locks and unlocks around its own few lines (reading and
+                # writing a PID file): a critical section, not the guard of the run
+                continue
             release = lock.release if lock.release in ("with", "process-exit") else held.release
             if lock.stale_handling == "kernel" and release == "none":
                 release = "process-exit"
@@ -704,6 +709,21 @@ class PhpAnalyzer:
                                                  held.refused[0] <= span.line <= held.refused[1]) \
                         and span.line != lock.span.line:
                     code.facts.append(CodeFact("exit-in-scope", span, f"`{what}`", lock))
+
+    @staticmethod
+    def _runs_callback(frame: _Frame, start: int, end: int) -> bool:
+        """Whether the lines between a lock and its release call a callable the function
+        was given (``$work()``, ``call_user_func($fn)``): a lock helper around the job."""
+        for node in walk(frame.function):
+            line = node.start_point.row + 1
+            if not start < line < end or node.type != "function_call_expression":
+                continue
+            function = node.child_by_field_name("function")
+            if function is not None and (function.type == "variable_name" or
+                                         frame.php.text_of(function) in ("call_user_func",
+                                                                         "call_user_func_array")):
+                return True
+        return False
 
     def _constants(self, frame: _Frame) -> dict[str, float]:
         return constant_values(frame.php, frame.cls.node if frame.cls is not None
