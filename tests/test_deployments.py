@@ -136,3 +136,19 @@ def test_github_runs_a_schedule_at_most_every_five_minutes(write_tree):
         "    runs-on: ubuntu-latest\n    steps:\n      - run: echo poll\n")})
     (job,) = run_analysis(root).project.jobs
     assert job.schedule.min_interval_seconds == 300 and job.schedule.runs_per_day == 288
+
+
+@pytest.mark.parametrize("supervised,rules", [(True, []), (False, ["JOB110"])])
+def test_a_crontab_that_supervisor_hands_supercronic_is_read_in_supercronics_way(
+        tmp_path, supervised, rules):
+    """pelican's spelling: supervisord runs supercronic on a crontab the Dockerfile copied;
+    supercronic reads a last line without a newline, Debian's cron drops it (JOB110)."""
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "docker/crontab").write_text("* * * * * php /var/www/html/artisan schedule:run")
+    (tmp_path / "Dockerfile").write_text("FROM php:8.3\nCOPY . /var/www/html\n"
+                                         "COPY docker/crontab /etc/supercronic/crontab\n")
+    (tmp_path / "artisan").write_text("#!/usr/bin/env php\n<?php\n")
+    if supervised:
+        (tmp_path / "docker/supervisord.conf").write_text(
+            "[program:supercronic]\ncommand=supercronic -overlapping /etc/supercronic/crontab\n")
+    assert [f.rule for f in run_analysis(tmp_path).findings] == rules

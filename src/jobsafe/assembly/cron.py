@@ -14,7 +14,8 @@ from ..sources.crontab import (
     looks_like_system_crontab,
     parse_crontab,
 )
-from ..sources.dockerfile import is_system_destination, parse_dockerfile
+from ..sources.dockerfile import is_system_destination, parse_dockerfile, runner_files
+from ..sources.supervisor import looks_like_supervisor, supervisor_programs
 from .context import Step
 
 
@@ -54,9 +55,10 @@ class CronAssembly(Step):
         for f in self.discovery.files:
             if f.kind == "crontab":
                 cron_sources[f.rel] = CronSource(f)
+        runners = self._supervised_runner_files()
         for f in self.discovery.files:
             if f.kind == "dockerfile":
-                self.guarded(f.display, partial(self._dockerfile, f, cron_sources))
+                self.guarded(f.display, partial(self._dockerfile, f, cron_sources, runners))
         for f in self.discovery.files:
             if f.kind == "other" and f.rel not in cron_sources and is_sniffable(f.rel):
                 head = sniff_head(f.abs)
@@ -67,11 +69,25 @@ class CronAssembly(Step):
             self.guarded(src.file.display, partial(self._crontab, src))
         return self.images
 
-    def _dockerfile(self, f: SourceFile, cron_sources: dict[str, CronSource]) -> None:
+    def _supervised_runner_files(self) -> tuple[str, ...]:
+        """Container paths of crontabs that a supervisor program hands a cron runner
+        (``command=supercronic -overlapping /etc/supercronic/crontab``)."""
+        found: list[str] = []
+        for f in self.discovery.files:
+            if f.rel.endswith((".conf", ".ini")):
+                text = self.peek(f) or ""
+                if looks_like_supervisor(text):
+                    for program in supervisor_programs(f.display, text):
+                        for container in program.containers:
+                            found += runner_files(container.command or "")
+        return tuple(dict.fromkeys(found))
+
+    def _dockerfile(self, f: SourceFile, cron_sources: dict[str, CronSource],
+                    runners: tuple[str, ...] = ()) -> None:
         text = self.read(f, report=False)
         if text is None:
             return
-        result = parse_dockerfile(f.display, text)
+        result = parse_dockerfile(f.display, text, runners)
         base = os.path.dirname(f.rel)
         for hint, workdir in result.context_copies:
             self._place(base, hint, workdir)
@@ -145,7 +161,8 @@ class CronAssembly(Step):
         # cron skips a cron.d file whose every installed name breaks its naming rule (JOB110)
         ignored = None if any(name is None or cron_d_name_ok(name) for name, _ in names) else \
             NeverRuns("file-skipped", f"cron ignores /etc/cron.d/{names[0][0]} (its name)")
-        last = result.last_entry_unterminated
+        # Debian's cron drops a last line without a newline; the runners' parsers read it
+        last = result.last_entry_unterminated if src.debian else None
         refused = next(((e.span.line, e.never_runs.text) for e in result.entries
                         if e.never_runs is not None and e.never_runs.why == "refused"), None)
         if refused is not None and not system:  # `crontab FILE` refuses the whole file

@@ -109,8 +109,10 @@ def _instructions(text: str):
             yield start + 1, column, m.group(1).upper(), m.group(2)
 
 
-def parse_dockerfile(path: str, text: str) -> DockerfileResult:
-    result = DockerfileResult()
+def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = ()) -> DockerfileResult:
+    """``runners``: container paths that a cron runner started elsewhere reads (a
+    supervisor program running ``supercronic /etc/supercronic/crontab``)."""
+    result = DockerfileResult(runner_files=list(runners))
     copies: list[tuple[CopyHint, str]] = []  # (the copy, the WORKDIR it is made in)
     instructions = []
     workdir = "/"
