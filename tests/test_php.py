@@ -401,3 +401,52 @@ class Run {{
     files = {"crontab": "*/5 * * * * /srv/bin/console app:run\n",
              "bin/console": "#!/usr/bin/env php\n<?php\n", "src/Run.php": command}
     assert sorted(r for _, _, r in findings(tmp_path, files)) == rules
+
+
+@pytest.mark.parametrize("chain,rules", [("->weekends()", ["JOB111"]),
+                                         ("->mondays()->days([1, 3])", ["JOB111"]),
+                                         ("->weekends()->at('02:00')", []),
+                                         ("->hourly()->weekdays()", [])])
+def test_days_without_a_time_run_every_minute(tmp_path, chain, rules):
+    code = f"<?php\n$schedule->command('backup:run'){chain};\n"
+    assert [r for _, _, r in findings(tmp_path, {"routes/console.php": code})] == rules
+
+
+def test_a_mutex_in_the_array_store_keeps_nothing_out(tmp_path):
+    files = {"routes/console.php": "<?php\n$schedule->command('sms:send')->everyMinute()"
+                                   "->withoutOverlapping(10);\n",
+             ".env_example": "CACHE_DRIVER=array\n",
+             "app/Sms.php": "<?php\nclass Sms { protected $signature = 'sms:send';\n"
+                            "public function handle() {} }\n"}
+    analysis = run_analysis(write(tmp_path, files))
+    assert [(f.rule, "array" in f.message) for f in analysis.findings] == [("JOB101", True)]
+
+
+def test_a_command_named_by_its_class_is_the_same_work_as_its_crontab_line(tmp_path):
+    files = {"crontab": "0 0 * * * cd /srv && php artisan p:egg:check-updates\n",
+             "artisan": "#!/usr/bin/env php\n<?php\n",
+             "app/Console/Kernel.php": "<?php\nuse App\\Console\\Commands\\CheckEggs;\n"
+                                       "$schedule->command(CheckEggs::class)->daily()"
+                                       "->withoutOverlapping(60);\n",
+             "app/Console/Commands/CheckEggs.php":
+                 "<?php\nnamespace App\\Console\\Commands;\nclass CheckEggs {\n"
+                 "    protected $signature = 'p:egg:check-updates';\n"
+                 "    public function handle() {}\n}\n"}
+    # JOB106 at the later entry in path order, the Kernel's task as the earlier one (the
+    # crontab line has no guard of its own: JOB101)
+    assert findings(tmp_path, files) == [("crontab", 1, "JOB101"), ("crontab", 1, "JOB106")]
+
+
+def test_a_queued_job_dispatched_by_the_command_is_followed(tmp_path):
+    files = {"routes/console.php": "<?php\n$schedule->command('bill:auto')->hourly()"
+                                   "->withoutOverlapping(50);\n",
+             "app/Commands/AutoBillCron.php": "<?php\nuse App\\Jobs\\AutoBill;\nclass AutoBillCron {\n"
+                                              "  protected $signature = 'bill:auto';\n"
+                                              "  public function handle() { AutoBill::dispatch($this->due()); }\n}\n",
+             "app/Jobs/AutoBill.php": "<?php\nnamespace App\\Jobs;\nclass AutoBill {\n"
+                                      "  public function handle() {\n"
+                                      "    \\Stripe\\PaymentIntent::create(['amount' => 5], "
+                                      "['idempotency_key' => uniqid('st', true)]);\n  }\n}\n"}
+    analysis = run_analysis(write(tmp_path, files))
+    [finding] = analysis.findings
+    assert (finding.rule, finding.job) == ("JOB401", "laravel:routes/console.php:2")

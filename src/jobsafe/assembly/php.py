@@ -14,7 +14,7 @@ from ..link import DISPATCH_COMMANDS, targets_for
 from ..model import UNKNOWN_TTL, Confidence, Entry, Job, Lock, LockScope, Schedule, Target
 from ..paths import is_test_path
 from ..schedule import cron_schedule_or_never, expand_macro
-from ..sources.php.index import PhpClass
+from ..sources.php.index import PhpClass, command_names
 from ..sources.php.code import SYMFONY_HOST_STORES
 from ..sources.php.laravel import MUTEX_MINUTES, Task, scheduled_tasks
 from ..sources.php.symfony import Recurring, handles, recurring_messages
@@ -119,6 +119,8 @@ class PhpAssembly(Step):
         if queued:
             options += (("queued", "dispatched to the queue"),)
         options += tuple(("branch", f"{line}:{side}") for line, side in task.branches)
+        if task.days_only:
+            options += (("days-only", "every minute of the days"),)
         self.project.jobs.append(Job(
             id=f"laravel:{task.span.path}:{task.span.line}", source="laravel", span=task.span,
             schedule=schedule, command=f"{task.kind}: {task.label(php)}",
@@ -244,9 +246,11 @@ class PhpAssembly(Step):
                                       else "function", function, code)
         args = task.what.split()[1:] + ([task.extra] if task.extra else []) \
             if task.kind == "command" else []
+        # a command named by its class is the same work as its name on a crontab line
+        names = command_names(cls.php.text_of(cls.node)) if task.kind == "command" else []
+        name = names[0] if names else (task.what.split()[0] if task.what.split() else "")
         return Target((task.what,), task.span, True, entry,
-                      " ".join([entry.path, task.what.split()[0] if task.what.split() else "",
-                                *args]).strip()), cls
+                      " ".join([entry.path, name, *args]).strip()), cls
 
 
 def _queue_guards(cls: PhpClass, confidence: Confidence, scope: LockScope) -> tuple[Lock, ...]:

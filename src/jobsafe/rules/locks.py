@@ -154,8 +154,8 @@ class LockExpiryTooLong(Rule):
         limit = self.settings.lock_expiry_max
         for lock, job in locks_with_jobs(project):
             ttl = lock.ttl_seconds
-            if not ttl or ttl <= 0 or lock.renewed:
-                continue
+            if not ttl or ttl <= 0 or lock.renewed or lock.scope == "process":
+                continue  # (a process's own lock keeps nothing out: its expiry is moot)
             interval = job.schedule.min_interval_seconds if job is not None else None
             if ttl < limit and not (interval and ttl > interval):
                 continue

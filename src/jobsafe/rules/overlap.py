@@ -111,7 +111,13 @@ class UnguardedJob(Rule):
         if not job.schedule.recurring or guarded(job) or not interval or \
                 interval > LARAVEL_SHORT_INTERVAL or not job.runs_project_code:
             return
-        if "queued" in dict(job.options):
+        local = next((lock for lock in job.locks if lock.scope == "process"), None)
+        if local is not None:
+            text = message("`{schedule}` task {work} keeps its `withoutOverlapping()` mutex in "
+                           "a cache store each `schedule:run` process has its own of (the "
+                           "`array` store): nothing keeps a second run out; use a shared store",
+                           schedule=job.schedule.text, work=work_text(job))
+        elif "queued" in dict(job.options):
             text = message("`{schedule}` task queues {work}, which has no `ShouldBeUnique` or "
                            "`WithoutOverlapping` middleware: a run longer than {every} overlaps "
                            "the next one on another worker (`withoutOverlapping()` on the task "
@@ -557,10 +563,19 @@ class MisleadingSchedule(Rule):
     name = "misleading-schedule"
     severity = Severity.INFO
     summary = "A cron expression that does not do what it reads as."
-    sources = ("cron",)
+    sources = ("cron", "php")
 
     def check(self, project):
         for job in project.runnable_jobs:
+            days_only = dict(job.options).get("days-only")
+            if job.source == "laravel" and days_only:
+                yield self.finding(
+                    job.span,
+                    message("`{schedule}` sets the days but no time: Laravel runs the task "
+                            "every minute of those days; add a frequency (`->daily()`, "
+                            "`->at('02:00')`)", schedule=job.schedule.text),
+                    (job,), job.id)
+                continue
             if job.source != "cron" or job.schedule.kind != "cron" or job.schedule.text.startswith("@"):
                 continue
             fields = job.schedule.text.split()

@@ -39,6 +39,10 @@ from .syntax import (
     walk,
 )
 
+#: Laravel's ways of running a queued job: its ``handle()`` is the work
+_DISPATCH_METHODS = {"dispatch", "dispatchSync", "dispatchNow", "dispatchIf", "dispatchUnless",
+                     "dispatchAfterResponse"}
+_DISPATCH_FUNCTIONS = {"dispatch", "dispatch_sync", "dispatch_now"}
 #: how deep calls into the project's code are followed
 MAX_DEPTH = 5
 
@@ -361,7 +365,10 @@ class PhpAnalyzer:
         names = [frame.php.text_of(p.child_by_field_name("name") or p) for p in
                  (params.named_children if params is not None else ())]
         bound = {}
-        for name, arg in zip(names, arguments(node)):
+        dispatched = frame.php.text_of(node.child_by_field_name("name") or
+                                       node.child_by_field_name("function") or node) \
+            in _DISPATCH_METHODS | _DISPATCH_FUNCTIONS
+        for name, arg in zip([] if dispatched else names, arguments(node)):
             origin = self.origin(arg, frame)
             if origin is not None:
                 bound[name] = origin
@@ -380,6 +387,12 @@ class PhpAnalyzer:
             return None
         method = php.text_of(name_node)
         if node.type == "function_call_expression":
+            if method in _DISPATCH_FUNCTIONS:  # dispatch(new ChargeInvoice($id))
+                made = next(iter(arguments(node)), None)
+                name = made.named_children[0] if made is not None and \
+                    made.type == "object_creation_expression" and made.named_children else None
+                queued = self.index.klass(php.qualified(php.text_of(name))) if name else None
+                return queued.method("handle", self.index) if queued else None
             found = self.index.function(method)
             return (None, found[1]) if found is not None else None
         cls: PhpClass | None = None
@@ -388,6 +401,9 @@ class PhpAnalyzer:
             cls = frame.cls if scope in ("self", "static") else \
                 (frame.cls.parent_class(self.index) if scope == "parent" and frame.cls else
                  self.index.klass(php.qualified(scope)))
+            if method in _DISPATCH_METHODS and scope not in ("self", "static", "parent"):
+                # AutoBill::dispatch($invoice): the job's handle() runs (on a worker)
+                return cls.method("handle", self.index) if cls is not None else None
         else:
             receiver = node.child_by_field_name("object")
             if receiver is None:

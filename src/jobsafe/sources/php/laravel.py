@@ -63,6 +63,12 @@ class Task:
     def has(self, name: str) -> bool:
         return any(method == name for method, _ in self.chain)
 
+    @property
+    def days_only(self) -> bool:
+        """Days set (``->weekends()``) and no time: Laravel runs it every minute of them."""
+        frequency = [m for m, _ in self.chain if m in FREQUENCY_METHODS]
+        return bool(frequency) and all(m in _WEEKDAY_METHODS or m == "days" for m in frequency)
+
     def label(self, php: PhpFile) -> str:
         """What the task is called: its ``->name()``/``->description()``, else what it
         runs on one line (a closure's first words)."""
