@@ -16,6 +16,13 @@ def write(root, files):
     return root
 
 
+#: a schedule that runs the Charge class of the key tests (keys are judged where a job
+#: reaches the call)
+SCHEDULED_CHARGE = {"routes/console.php": "<?php\nuse App\\Console\\Commands\\Charge;\n"
+                                          "Schedule::job(new Charge)->hourly()"
+                                          "->withoutOverlapping(50);\n"}
+
+
 def findings(root, files):
     analysis = run_analysis(write(root, files))
     assert not analysis.internal_errors
@@ -76,7 +83,7 @@ FRESH_KEYS = {
 def test_a_key_from_a_record_created_in_the_run_is_job402_however_spelled(tmp_path, spelling):
     body, extra, line = FRESH_KEYS[spelling]
     code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra=extra)
-    found = findings(tmp_path, {"app/Console/Commands/Charge.php": code})
+    found = findings(tmp_path, {"app/Console/Commands/Charge.php": code, **SCHEDULED_CHARGE})
     assert found == [("app/Console/Commands/Charge.php", line, "JOB402")]
 
 
@@ -86,7 +93,8 @@ def test_a_per_run_key_is_job401(tmp_path, value):
     body = f"$key = {value};\n$this->stripe->paymentIntents->create([], " \
            "['idempotency_key' => 'pi-' . $key]);"
     code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra="")
-    assert [r for _, _, r in findings(tmp_path, {"Charge.php": code})] == ["JOB401"]
+    files = {"Charge.php": code, **SCHEDULED_CHARGE}
+    assert [r for _, _, r in findings(tmp_path, files)] == ["JOB401"]
 
 
 @pytest.mark.parametrize("body,rules", [
@@ -99,7 +107,15 @@ def test_a_per_run_key_is_job401(tmp_path, value):
 ])
 def test_stripe_calls_without_a_key(tmp_path, body, rules):
     code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra="")
-    assert [r for _, _, r in findings(tmp_path, {"Charge.php": code})] == rules
+    assert [r for _, _, r in findings(tmp_path, {"Charge.php": code, **SCHEDULED_CHARGE})] \
+        == rules
+
+
+def test_a_payment_call_no_job_reaches_is_not_judged(tmp_path):
+    """A refund a user clicks in the web UI is not a job's side effect."""
+    body = "$this->stripe->refunds->create(['charge' => $id]);"
+    code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra="")
+    assert findings(tmp_path, {"Charge.php": code}) == []
 
 
 # -- Laravel's cache lock, spelled through the facade, an alias, the helper, a store
@@ -450,3 +466,41 @@ def test_a_queued_job_dispatched_by_the_command_is_followed(tmp_path):
     analysis = run_analysis(write(tmp_path, files))
     [finding] = analysis.findings
     assert (finding.rule, finding.job) == ("JOB401", "laravel:routes/console.php:2")
+
+
+@pytest.mark.parametrize("code,rules", [
+    # never forgotten: a throttle that expires (coolify), not a lock
+    ("if (!Cache::add('cleanup', true, 1800)) { return; }\nwork();", []),
+    # forgotten only when the work fails: the exception path is covered
+    ("if (!Cache::add('cleanup', true, 1800)) { return; }\n"
+     "try { work(); } catch (\\Throwable $e) { Cache::forget('cleanup'); throw $e; }", []),
+    ("if (!Cache::add('cleanup', true, 1800)) { return; }\nwork();\nCache::forget('cleanup');",
+     ["JOB203"]),
+])
+def test_cache_add_claims_throttles_and_releases(tmp_path, code, rules):
+    text = "<?php\nfunction cleanup() {\n" + textwrap.indent(code, "    ") + "\n}\n"
+    assert [r for _, _, r in findings(tmp_path, {"cleanup.php": text})] == rules
+
+
+def test_a_database_store_lock_without_seconds_expires_after_a_day(tmp_path):
+    files = {"job.php": "<?php\nfunction sync() {\n    $lock = Cache::lock('sync');\n"
+                        "    if (!$lock->get()) { return; }\n    try { work(); } finally "
+                        "{ $lock->release(); }\n}\n",
+             "config/cache.php": "<?php\nreturn ['default' => env('CACHE_STORE', 'database')];\n"}
+    assert [r for _, _, r in findings(tmp_path, files)] == ["JOB205"]
+
+
+def test_an_expiry_assigned_in_the_argument_is_read(tmp_path):
+    code = ("<?php\nclass K {\n    const MAX = 30;\n    protected function schedule($schedule) {\n"
+            "        $schedule->command('fetch')->everyFiveMinutes()"
+            "->withoutOverlapping($expiresAt = self::MAX);\n    }\n}\n")
+    [task] = jobs(tmp_path, {"app/Console/Kernel.php": code})
+    assert task.locks[0].ttl_seconds == 1800
+
+
+def test_a_client_from_the_container_is_a_stripe_client(tmp_path):
+    body = ("$stripe = app(StripeClient::class);\n"
+            "$stripe->paymentIntents->create(['amount' => 5]);")
+    code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra="")
+    assert [r for _, _, r in findings(tmp_path, {"Charge.php": code, **SCHEDULED_CHARGE})] \
+        == ["JOB403"]

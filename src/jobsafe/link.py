@@ -104,7 +104,8 @@ class Tree:
         if self._php_analyzer is None:
             settings = self.php_settings
             self._php_analyzer = PhpAnalyzer(
-                self.php, settings.cache.scope if settings.cache else None, settings.lock_scope)
+                self.php, settings.cache.scope if settings.cache else None, settings.lock_scope,
+                settings.cache.driver if settings.cache else None)
         return self._php_analyzer
 
     def php_entry(self, display: str, kind: EntryKind, function: str | None,

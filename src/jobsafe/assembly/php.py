@@ -18,7 +18,7 @@ from ..sources.php.index import PhpClass, command_names
 from ..sources.php.code import SYMFONY_HOST_STORES
 from ..sources.php.laravel import MUTEX_MINUTES, Task, scheduled_tasks
 from ..sources.php.symfony import Recurring, handles, recurring_messages
-from ..sources.php.syntax import PhpFile, arguments, number_value, string_value
+from ..sources.php.syntax import PhpFile, arguments, constant_values, number_value, string_value
 from ..sources.shell import Locator, analyze
 from ..timespec import ScheduleError
 from .context import Step
@@ -54,7 +54,9 @@ class PhpAssembly(Step):
         analyzer = self.tree.php_analyzer
         for code in analyzer.every_function(php):
             self.project.code_locks.extend(code.locks)
-            self.project.code_facts.extend(code.facts)
+            # an idempotency key is judged where a job reaches the call (a refund a user
+            # clicks in the web UI is not a job's side effect)
+            self.project.code_facts.extend(f for f in code.facts if not f.kind.startswith("key-"))
         self.texts.setdefault(php.display, ("php", php.text))
 
     def _tasks(self, rel: str) -> None:
@@ -101,9 +103,12 @@ class PhpAssembly(Step):
             locks = _queue_guards(cls, confidence, scope)
         elif overlap is not None:
             args = arguments(overlap)
-            minutes = number_value(args[0], php) if args else MUTEX_MINUTES
+            minutes = number_value(args[0], php, constant_values(php, php.root)) if args \
+                else MUTEX_MINUTES
             locks = (Lock(kind="cache-lock", scope=scope, span=task.span,
-                          key=task.label(php), ttl_seconds=minutes * 60 if minutes else None,
+                          key=task.label(php),
+                          # an expiry not known statically is set, not missing
+                          ttl_seconds=minutes * 60 if minutes else UNKNOWN_TTL,
                           stale_handling="ttl", try_lock=True, result_checked=True,
                           release="finally", api="withoutOverlapping()",
                           ttl_span=task.span, confidence=confidence),)

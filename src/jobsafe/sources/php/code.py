@@ -43,6 +43,9 @@ from .syntax import (
 _DISPATCH_METHODS = {"dispatch", "dispatchSync", "dispatchNow", "dispatchIf", "dispatchUnless",
                      "dispatchAfterResponse"}
 _DISPATCH_FUNCTIONS = {"dispatch", "dispatch_sync", "dispatch_now"}
+#: Laravel's database cache store expires a lock taken for 0 seconds after a day
+#: (``lock_timeout`` of its ``DatabaseStore``, 86400 unless configured)
+DATABASE_LOCK_SECONDS = 86400.0
 #: how deep calls into the project's code are followed
 MAX_DEPTH = 5
 
@@ -131,9 +134,11 @@ class _Frame:
 class PhpAnalyzer:
     """Reads entries; each (file, class, method) once per binding of its parameters."""
 
-    def __init__(self, index: PhpIndex, cache_scope: LockScope | None, lock_store_scope: LockScope | None):
+    def __init__(self, index: PhpIndex, cache_scope: LockScope | None,
+                 lock_store_scope: LockScope | None, cache_driver: str | None = None):
         self.index = index
         self.cache_scope = cache_scope  # the Laravel app's default cache store
+        self.cache_driver = cache_driver
         self.lock_store_scope = lock_store_scope  # Symfony's LOCK_DSN
 
     def entry(self, cls: PhpClass, method: str) -> PhpCode:
@@ -244,6 +249,13 @@ class PhpAnalyzer:
             return php.qualified(php.text_of(name)) if name is not None else None
         if node.type == "variable_name":
             return frame.types.get(php.text_of(node))
+        if node.type in ("function_call_expression", "scoped_call_expression"):
+            # the container: app(StripeClient::class), resolve(…), App::make(…)
+            called = call_name(node, php)
+            args = arguments(node)
+            if called in ("app", "resolve", "App::make", "app()->make") and args and \
+                    php.text_of(args[0]).endswith("::class"):
+                return php.qualified(php.text_of(args[0])[:-len("::class")])
         if node.type == "member_access_expression" and frame.cls is not None:
             obj, name = node.child_by_field_name("object"), node.child_by_field_name("name")
             if obj is not None and name is not None and php.text_of(obj) == "$this":
@@ -481,6 +493,8 @@ class PhpAnalyzer:
         args = arguments(node)
         seconds = number_value(args[1], php, self._constants(frame)) if len(args) > 1 else 0.0
         known = len(args) < 2 or seconds is not None
+        if known and not seconds and (store or self.cache_driver) == "database":
+            seconds = DATABASE_LOCK_SECONDS  # the database store's own default expiry
         scope = self._store_scope(store or None)
         lock = Lock(kind="cache-lock", scope=scope or "cluster", span=php.span(node),
                     key=(string_value(args[0], php) or php.text_of(args[0])) if args else None,
@@ -698,13 +712,18 @@ class PhpAnalyzer:
                 return
 
     def _release_kind(self, node: Node, frame: _Frame) -> str:
-        return "finally" if _inside(node, frame.finally_lines) or _in_finally(node) else "plain"
+        """A release in ``finally`` — or in a ``catch``, which runs exactly when an
+        exception would skip a plain release — is not skipped by an exception."""
+        return "finally" if _inside(node, frame.finally_lines) or _in_finally(node) or \
+            _in_catch(node) else "plain"
 
     def _close(self, frame: _Frame, code: PhpCode, body: Node, depth: int) -> None:
         """The function's locks with their releases and scopes, and the exits inside them."""
         end = body.end_point.row + 1
         for held in frame.held:
             lock = held.lock
+            if lock.kind == "cache-key" and held.release == "none":
+                continue  # Cache::add never forgotten: a throttle that expires, not a lock
             if depth > 0 and lock.kind == "flock" and held.release_at is not None and \
                     not self._runs_callback(frame, lock.span.line, held.release_at.line):
                 # a helper that locks and unlocks around its own few lines (reading and
@@ -927,6 +946,17 @@ def _in_finally(node: Node) -> bool:
     current = node.parent
     while current is not None:
         if current.type == "finally_clause":
+            return True
+        if current.type in ("method_declaration", "function_definition", "anonymous_function"):
+            return False
+        current = current.parent
+    return False
+
+
+def _in_catch(node: Node) -> bool:
+    current = node.parent
+    while current is not None:
+        if current.type == "catch_clause":
             return True
         if current.type in ("method_declaration", "function_definition", "anonymous_function"):
             return False

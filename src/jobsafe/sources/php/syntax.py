@@ -194,6 +194,8 @@ def number_value(node: Node | None, php: PhpFile,
             return None
     if kind == "parenthesized_expression" and node.named_children:
         return number_value(node.named_children[0], php, constants)
+    if kind == "assignment_expression":  # withoutOverlapping($expiresAt = 30)
+        return number_value(node.child_by_field_name("right"), php, constants)
     if kind == "unary_op_expression" and php.text_of(node).startswith("-"):
         inner = number_value(node.named_children[-1] if node.named_children else None, php,
                              constants)
