@@ -133,3 +133,19 @@ def test_a_task_kept_in_a_variable_is_configured_by_later_statements():
     assert (fixed.expression, fixed.has("withoutOverlapping")) == ("*/10 * * * *", True)
     # which case runs is decided at run time: the schedule is set, but not known
     assert switched.expression is None and switched.has("withoutOverlapping")
+
+
+@pytest.mark.parametrize("code", [
+    "$t = $schedule->command('sync');\n$x = match ($f) { 'hourly' => $t->hourly(), "
+    "default => $t->daily() };",
+    "$t = $schedule->command('sync');\n$t->{$config['schedule']}();",
+    "$schedule->command('sync')->{$frequency}();",
+])
+def test_a_frequency_chosen_at_run_time_is_set_but_unknown(code):
+    [task] = tasks(code)
+    assert task.expression is None
+
+
+def test_a_task_that_is_always_skipped_is_not_a_task():
+    assert tasks("$schedule->command('probe')->skip(fn () => true)->everyMinute();\n"
+                 "$schedule->command('off')->when(false);") == []

@@ -123,6 +123,8 @@ class PhpAssembly(Step):
                                       "unlessBetween", "evenInMaintenanceMode", "timezone"))
         if queued:
             options += (("queued", "dispatched to the queue"),)
+            if overlap is not None:
+                options += (("withoutOverlapping", "covers the dispatch only"),)
         options += tuple(("branch", f"{line}:{side}") for line, side in task.branches)
         if task.days_only:
             options += (("days-only", "every minute of the days"),)
@@ -242,7 +244,8 @@ class PhpAssembly(Step):
         if cls is None or method is None or cls.method(method, tree.php) is None:
             # a command of the framework or a package (``queue:restart``): not the
             # project's code, as a crontab line running a system tool is not
-            return Target((task.what,), task.span, False, None,
+            # (its arguments select the work: `--model ActivityLog` is not `--model Webhook`)
+            return Target(tuple(filter(None, (task.what, task.extra))), task.span, False, None,
                           " ".join(filter(None, (task.what, task.extra)))), None
         owner, _ = cls.method(method, tree.php) or (cls, None)
         code = analyzer.entry(owner, method)

@@ -120,9 +120,11 @@ class UnguardedJob(Rule):
         elif "queued" in dict(job.options):
             text = message("`{schedule}` task queues {work}, which has no `ShouldBeUnique` or "
                            "`WithoutOverlapping` middleware: a run longer than {every} overlaps "
-                           "the next one on another worker (`withoutOverlapping()` on the task "
-                           "covers only the dispatch)", schedule=job.schedule.text,
-                           work=work_text(job), every=interval_text(job))
+                           "the next one on another worker{note}", schedule=job.schedule.text,
+                           work=work_text(job), every=interval_text(job),
+                           note=prose(" (`withoutOverlapping()` on the task covers only the "
+                                      "dispatch)" if "withoutOverlapping" in
+                                      dict(job.options) else ""))
         else:
             text = message("`{schedule}` task {work} has no `withoutOverlapping()`: a run "
                            "longer than {every} is started again beside itself by the next "
@@ -500,7 +502,7 @@ class DuplicateSchedule(Rule):
     name = "duplicate-schedule"
     severity = Severity.WARNING
     summary = "The same command or entry point is scheduled more than once."
-    sources = ("cron", "systemd", "k8s", "python")
+    sources = ("cron", "systemd", "k8s", "python", "php")
 
     def check(self, project):
         jobs = [j for j in project.runnable_jobs if j.schedule.recurring]

@@ -444,9 +444,11 @@ class PhpAnalyzer:
                 return
             nb = "LOCK_NB" in flags
             path = self._path_of(args[0], frame)
+            # flock($fp, LOCK_EX | LOCK_NB, $wouldBlock): the third argument tells
+            checked = _tested(node) or len(args) > 2
             lock = Lock(kind="flock", scope="host", span=php.span(node), path=path,
                         stale_handling="kernel", blocking=not nb, try_lock=nb,
-                        result_checked=_tested(node) if nb else None, api="flock()")
+                        result_checked=checked if nb else None, api="flock()")
             self._acquired(frame, code, lock, handle, node)
         elif name in ("->lock", "::lock") or name.endswith("::lock"):
             self._cache_lock(node, name, frame, code)
@@ -722,8 +724,12 @@ class PhpAnalyzer:
         end = body.end_point.row + 1
         for held in frame.held:
             lock = held.lock
-            if lock.kind == "cache-key" and held.release == "none":
-                continue  # Cache::add never forgotten: a throttle that expires, not a lock
+            if lock.kind in ("cache-key", "cache-lock") and held.release == "none" and \
+                    lock.release != "with" and lock.ttl_seconds is not None:
+                # never released but expiring (Cache::add(k, v, 1800), Cache::lock(k, 60)
+                # ->get()): a throttle that lets one run in per period, not a lock around
+                # the run (one with no expiry at all stays a lock held forever: JOB206)
+                continue
             if depth > 0 and lock.kind == "flock" and held.release_at is not None and \
                     not self._runs_callback(frame, lock.span.line, held.release_at.line):
                 # a helper that locks and unlocks around its own few lines (reading and

@@ -29,6 +29,8 @@ _SECOND_STEPS = {"everySecond": 1, "everyTwoSeconds": 2, "everyFiveSeconds": 5,
 _WEEKDAY_METHODS = {"mondays": "1", "tuesdays": "2", "wednesdays": "3", "thursdays": "4",
                     "fridays": "5", "saturdays": "6", "sundays": "0", "weekdays": "1-5",
                     "weekends": "6,0"}
+#: a chained method whose name is computed (``->{$frequency}()``)
+DYNAMIC = "{…}"
 #: how a task is declared: ``$schedule->command(...)`` and the others
 TASK_KINDS = ("command", "job", "call", "exec")
 #: ``withoutOverlapping()``'s default expiry, in minutes (``Event::$expiresAt``)
@@ -270,6 +272,16 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
             variable, expression = php.text_of(left), right
         chain, node = _chain(expression, php, receivers)
         root = php.text_of(node)
+        if root not in kept:
+            # a kept task configured inside an expression: match arms, ternaries
+            # (``match ($f) { 'hourly' => $task->hourly(), … }``): set by code
+            for call in _calls_on(expression, kept, php):
+                task = kept[php.text_of(call.child_by_field_name("object") or call)]
+                name = call.child_by_field_name("name")
+                method = php.text_of(name) if name is not None and name.type == "name" \
+                    else DYNAMIC
+                task.chain.append((method, call))
+                _apply(task, method, call, php, unknown=True)
         if root in kept and variable is None:  # more configuration of a kept task
             task = kept[root]
             conditional = len(_branches(statement)) > len(task.branches)
@@ -293,10 +305,33 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
                     branches=_branches(statement))
         for method, call in task.chain:
             _apply(task, method, call, php)
+        if _never_due(task, php):
+            continue  # ->skip(fn () => true): a probe of the mutex name, never run
         tasks.append(task)
         if variable is not None:
             kept[variable] = task
     return tasks
+
+
+def _never_due(task: Task, php: PhpFile) -> bool:
+    """``->skip(true)``/``->skip(fn () => true)`` or ``->when(false)``: never run."""
+    for method, literal in (("skip", "true"), ("when", "false")):
+        call = task.option(method)
+        args = arguments(call) if call is not None else []
+        if args:
+            text = php.text_of(args[0]).replace(" ", "").lower()
+            if text in (literal, f"fn()=>{literal}", f"function(){{return{literal};}}"):
+                return True
+    return False
+
+
+def _calls_on(expression: Node, kept: dict[str, Task], php: PhpFile) -> list[Node]:
+    """Method calls made directly on a kept task's variable inside an expression."""
+    if not kept:
+        return []
+    return [n for n in walk(expression) if n.type == "member_call_expression" and n != expression
+            and (obj := n.child_by_field_name("object")) is not None
+            and obj.type == "variable_name" and php.text_of(obj) in kept]
 
 
 def _chain(expression: Node, php: PhpFile,
@@ -310,7 +345,8 @@ def _chain(expression: Node, php: PhpFile,
         receiver = node.child_by_field_name("object")
         if name is None or receiver is None or _is_scheduler(receiver, php, receivers):
             break
-        chain.append((php.text_of(name), node))
+        # a method named at run time (``$task->{$config['frequency']}()``)
+        chain.append((php.text_of(name) if name.type == "name" else DYNAMIC, node))
         node = receiver
         if node.type == "variable_name":
             break
@@ -318,9 +354,9 @@ def _chain(expression: Node, php: PhpFile,
 
 
 def _apply(task: Task, method: str, call: Node, php: PhpFile, unknown: bool = False) -> None:
-    """One chained method; a frequency set in a branch of its own, or by a value not
-    known statically, leaves the schedule unknown (set by code)."""
-    if unknown and method in FREQUENCY_METHODS:
+    """One chained method; a frequency set in a branch of its own, by a value not known
+    statically or by a method named at run time leaves the schedule unknown (set by code)."""
+    if (unknown and method in FREQUENCY_METHODS) or method == DYNAMIC:
         task.expression = None
         task.methods.append(php.text_of(call.child_by_field_name("name") or call) + "(…)")
         return
