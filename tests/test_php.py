@@ -504,3 +504,26 @@ def test_a_client_from_the_container_is_a_stripe_client(tmp_path):
     code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra="")
     assert [r for _, _, r in findings(tmp_path, {"Charge.php": code, **SCHEDULED_CHARGE})] \
         == ["JOB403"]
+
+
+def test_tasks_in_a_helper_called_from_the_other_branch_are_not_duplicates(tmp_path):
+    """coolify's spelling: the else branch calls $this->pullImages(), which schedules the
+    production variant of a task the if branch schedules for development."""
+    code = """
+    <?php
+    class Kernel {
+        protected function schedule($schedule) {
+            if (isDev()) {
+                $schedule->command('images:pull')->everyMinute()->withoutOverlapping(1);
+            } else {
+                $this->pullImages($schedule);
+            }
+        }
+        private function pullImages($schedule) {
+            $schedule->command('images:pull')->everyTenMinutes()->withoutOverlapping(9);
+        }
+    }
+    """
+    files = {"Kernel.php": code, "Pull.php": "<?php\nclass Pull { protected $signature = "
+             "'images:pull'; public function handle() {} }\n"}
+    assert findings(tmp_path, files) == []

@@ -284,7 +284,7 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
                 _apply(task, method, call, php, unknown=True)
         if root in kept and variable is None:  # more configuration of a kept task
             task = kept[root]
-            conditional = len(_branches(statement)) > len(task.branches)
+            conditional = len(_branches(statement, php)) > len(task.branches)
             for method, call in reversed(chain):
                 task.chain.append((method, call))
                 _apply(task, method, call, php, unknown=conditional)
@@ -302,7 +302,7 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
         task = Task(php.text_of(name), php.span(statement, whole=False), what, first,
                     list(reversed(chain)),
                     extra=" ".join(" ".join(php.text_of(a).split()) for a in args[1:]),
-                    branches=_branches(statement))
+                    branches=_branches(statement, php))
         for method, call in task.chain:
             _apply(task, method, call, php)
         if _never_due(task, php):
@@ -367,9 +367,12 @@ def _apply(task: Task, method: str, call: Node, php: PhpFile, unknown: bool = Fa
         task.methods.append(php.text_of(call.child_by_field_name("name") or call) + "(…)")
 
 
-def _branches(node: Node) -> tuple[tuple[int, str], ...]:
+def _branches(node: Node, php: PhpFile | None = None,
+              depth: int = 0) -> tuple[tuple[int, str], ...]:
     """The ``if``/``else`` branches and ``switch`` cases around a statement, innermost
-    last, as (line of the ``if`` or ``switch``, which branch)."""
+    last, as (line of the ``if`` or ``switch``, which branch); for a statement in a method
+    that the class calls from one place (``$this->pullImages()`` in an ``else``), the
+    branches around that call too."""
     found = []
     child, current = node, node.parent
     while current is not None:
@@ -382,8 +385,28 @@ def _branches(node: Node) -> tuple[tuple[int, str], ...]:
             branch = "then" if child == current.child_by_field_name("body") else \
                 f"{child.type} {child.start_point.row + 1}"
             found.append((current.start_point.row + 1, branch))
+        elif current.type == "method_declaration" and php is not None and depth < 3:
+            caller = _only_call_site(current, php)
+            if caller is not None:
+                return _branches(caller, php, depth + 1) + tuple(reversed(found))
+            break
         child, current = current, current.parent
     return tuple(reversed(found))
+
+
+def _only_call_site(method: Node, php: PhpFile) -> Node | None:
+    """The one ``$this->name()`` call of a method in its class, if it has exactly one."""
+    name = method.child_by_field_name("name")
+    body = method.parent
+    if name is None or body is None:
+        return None
+    wanted = php.text_of(name)
+    sites = [n for n in walk(body) if n.type == "member_call_expression"
+             and (obj := n.child_by_field_name("object")) is not None
+             and php.text_of(obj) == "$this"
+             and (called := n.child_by_field_name("name")) is not None
+             and php.text_of(called) == wanted]
+    return sites[0] if len(sites) == 1 else None
 
 
 # ------------------------------------------------------------------------------ cache store
