@@ -149,3 +149,16 @@ def test_a_frequency_chosen_at_run_time_is_set_but_unknown(code):
 def test_a_task_that_is_always_skipped_is_not_a_task():
     assert tasks("$schedule->command('probe')->skip(fn () => true)->everyMinute();\n"
                  "$schedule->command('off')->when(false);") == []
+
+
+def test_tasks_in_a_group_take_its_attributes():
+    found = tasks("""
+        Schedule::daily()->onOneServer()->group(function () {
+            Schedule::command('queue:prune-batches');
+            Schedule::command('queue:prune-failed')->at('04:00');
+        });
+        Schedule::command('outside');
+    """)
+    assert [(t.what, t.expression, t.has("onOneServer")) for t in found] == [
+        ("queue:prune-batches", "0 0 * * *", True), ("queue:prune-failed", "0 4 * * *", True),
+        ("outside", "* * * * *", False)]

@@ -259,6 +259,7 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
     receivers = _schedule_receivers(php)
     tasks: list[Task] = []
     kept: dict[str, Task] = {}  # task variables
+    groups: list[tuple[Node, list[tuple[str, Node]]]] = []  # (closure, attributes)
     for statement in walk(php.root):
         if statement.type != "expression_statement" or not statement.named_children:
             continue
@@ -293,14 +294,25 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
         holder = node.child_by_field_name("object") if node.type == "member_call_expression" \
             else node.child_by_field_name("scope") if node.type == "scoped_call_expression" \
             else None
-        if name is None or holder is None or php.text_of(name) not in TASK_KINDS or \
-                not _is_scheduler(holder, php, receivers):
+        if name is None or holder is None or not _is_scheduler(holder, php, receivers):
+            continue
+        if chain and chain[0][0] == "group":
+            # Schedule::daily()->onOneServer()->group(fn () => …): the tasks declared in
+            # the closure take these attributes first (Laravel 11's event attributes)
+            closure = next(iter(arguments(chain[0][1])), None)
+            if closure is not None:
+                groups.append((closure, [(php.text_of(name), node)] + list(reversed(chain[1:]))))
+            continue
+        if php.text_of(name) not in TASK_KINDS:
             continue
         args = arguments(node)
         first = args[0] if args else None
         what = (string_value(first, php) or php.text_of(first)) if first is not None else ""
+        inherited = [pair for closure, attributes in groups
+                     if closure.start_byte <= statement.start_byte < closure.end_byte
+                     for pair in attributes]
         task = Task(php.text_of(name), php.span(statement, whole=False), what, first,
-                    list(reversed(chain)),
+                    inherited + list(reversed(chain)),
                     extra=" ".join(" ".join(php.text_of(a).split()) for a in args[1:]),
                     branches=_branches(statement, php))
         for method, call in task.chain:
