@@ -527,3 +527,37 @@ def test_tasks_in_a_helper_called_from_the_other_branch_are_not_duplicates(tmp_p
     files = {"Kernel.php": code, "Pull.php": "<?php\nclass Pull { protected $signature = "
              "'images:pull'; public function handle() {} }\n"}
     assert findings(tmp_path, files) == []
+
+
+@pytest.mark.parametrize("attribute,interval", [
+    ("#[AsCronTask(expression: '#hourly')]", 3600),
+    ("#[AsCronTask('# # * * *')]", 86400),
+    ("#[AsCronTask('*/5 * * * *', schedule: 'maintenance')]", 300),
+])
+def test_symfony_hashed_cron_and_named_schedules(tmp_path, attribute, interval):
+    code = f"<?php\nuse Symfony\\Component\\Scheduler\\Attribute\\AsCronTask;\n{attribute}\n" \
+           "class Sweep {\n    public function __invoke() {}\n}\n"
+    analysis = run_analysis(write(tmp_path, {"src/Sweep.php": code}))
+    assert not analysis.findings
+    [job] = [j for j in analysis.project.jobs if j.source == "symfony"]
+    assert job.schedule.min_interval_seconds == interval
+
+
+def test_an_apps_own_cron_attribute_is_not_symfonys_and_two_attributes_two_tasks(tmp_path):
+    own = "<?php\nuse Tourze\\Symfony\\CronJob\\Attribute\\AsCronTask;\n#[AsCronTask('* * * * *')]\n" \
+          "class A { public function __invoke() {} }\n"
+    two = "<?php\nuse Symfony\\Component\\Scheduler\\Attribute\\AsCronTask;\n" \
+          "#[AsCronTask('0 1 * * *')]\n#[AsCronTask('0 13 * * *')]\n" \
+          "class B { public function __invoke() {} }\n"
+    analysis = run_analysis(write(tmp_path, {"A.php": own, "B.php": two}))
+    assert sorted(j.schedule.cron for j in analysis.project.jobs) == ["0 1 * * *", "0 13 * * *"]
+
+
+def test_a_cron_expression_built_by_code_is_set_but_unknown(tmp_path):
+    code = ("<?php\n#[AsSchedule]\nclass S {\n    public function getSchedule(): Schedule {\n"
+            "        $s = new Schedule();\n        foreach ($this->tasks() as $expression => $m) {\n"
+            "            $s->add(RecurringMessage::cron($expression, $m));\n        }\n"
+            "        return $s;\n    }\n}\n")
+    analysis = run_analysis(write(tmp_path, {"S.php": code}))
+    assert analysis.findings == []
+    assert [j.schedule.kind for j in analysis.project.jobs] == ["templated"]

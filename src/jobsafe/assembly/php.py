@@ -17,7 +17,7 @@ from ..schedule import cron_schedule_or_never, expand_macro
 from ..sources.php.index import PhpClass, command_names
 from ..sources.php.code import SYMFONY_HOST_STORES
 from ..sources.php.laravel import MUTEX_MINUTES, Task, scheduled_tasks
-from ..sources.php.symfony import Recurring, handles, recurring_messages
+from ..sources.php.symfony import Recurring, handles, recurring_messages, symfony_cron
 from ..sources.php.syntax import PhpFile, arguments, constant_values, number_value, string_value
 from ..sources.shell import Locator, analyze
 from ..timespec import ScheduleError
@@ -145,8 +145,9 @@ class PhpAssembly(Step):
         php, index = provider.php, self.tree.php
         text = f"{'cron' if message.cron is not None else 'every'}({message.frequency})"
         never = None
-        if message.cron is not None:
-            expression = expand_macro(message.cron) or message.cron
+        if message.cron:
+            expression = expand_macro(message.cron) or symfony_cron(message.cron) or \
+                message.cron
             try:
                 schedule, never = cron_schedule_or_never(text, expression)
             except ScheduleError as exc:
@@ -172,15 +173,18 @@ class PhpAssembly(Step):
             if found is not None:
                 entry = self._class_entry(*found)
         what = message.command or (message.message or "a message").rsplit("\\", 1)[-1]
+        # the message's arguments select the work (ReverifyDomains([PENDING]) is not
+        # ReverifyDomains([ACTIVE, WARNING]))
         target = Target((what,), message.span, entry is not None, entry,
-                        f"{entry.path}::{entry.function}" if entry else what)
+                        " ".join(filter(None, (f"{entry.path}::{entry.function}" if entry
+                                               else what, message.arguments_text))))
         claim = None
         if message.lock is not None:
             store = re.search(r"new\s+\\?(?:[\w\\]*\\)?(\w+Store)\b",
                               php.text_of(provider.methods.get("getSchedule") or provider.node))
             settings = self.tree.php_settings
             scope: LockScope = ("host" if store.group(1) in SYMFONY_HOST_STORES else "cluster") \
-                if store else settings.lock_scope or "cluster"
+                if store else settings.lock_scope or "host"  # the framework's default store
             claim = Lock(kind="symfony-lock", scope=scope, span=php.span(message.lock, whole=False),
                          stale_handling="ttl", try_lock=True, result_checked=True,
                          api="Schedule::lock()",

@@ -15,6 +15,7 @@ from .laravel import CacheStore, cache_store
 _ENV_FILES = (".env.example", ".env_example", ".env.dist", ".env.sample", ".env", ".env.docker",
               ".env.production.example")
 _LOCK_DSN = re.compile(r"^\s*LOCK_DSN\s*=\s*['\"]?([A-Za-z0-9_+-]+)", re.M)
+_LOCK_CONFIG = re.compile(r"^\s+lock:\s*['\"]?([^'\"\s#]+)", re.M)
 _CLUSTER_DSN = ("redis", "rediss", "memcached", "mysql", "pgsql", "postgres", "postgresql",
                 "mongodb", "zookeeper", "dynamodb", "sqlsrv", "oci", "sqlite")
 
@@ -44,11 +45,21 @@ def app_settings(files: dict[str, SourceFile],
         env is not None and "CACHE_" in env[1]) else None
     scope: LockScope | None = None
     span = None
-    if env is not None:
+    configured = first(("lock.yaml",)) or first(("framework.yaml",))
+    m = _LOCK_CONFIG.search(configured[1]) if configured is not None else None
+    if configured is not None and m and not m.group(1).startswith("%env("):
+        # framework: lock: 'redis://…' written in the configuration
+        scope = _dsn_scope(m.group(1))
+        span = Span(configured[0], configured[1].count("\n", 0, m.start()) + 1)
+    elif env is not None:
         m = _LOCK_DSN.search(env[1])
         if m:
-            scheme = m.group(1).split(":")[0].lower()
-            scope = "cluster" if scheme.startswith(_CLUSTER_DSN) else "host" \
-                if scheme in ("flock", "semaphore") else None
+            scope = _dsn_scope(m.group(1))
             span = Span(env[0], env[1].count("\n", 0, m.start()) + 1)
     return PhpSettings(cache, scope, span)
+
+
+def _dsn_scope(dsn: str) -> LockScope | None:
+    scheme = dsn.split(":")[0].lower()
+    return "cluster" if scheme.startswith(_CLUSTER_DSN) else "host" \
+        if scheme in ("flock", "semaphore") else None

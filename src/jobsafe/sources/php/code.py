@@ -579,7 +579,8 @@ class PhpAnalyzer:
         if store is not None:
             scope = "host" if store in SYMFONY_HOST_STORES else "cluster"
         kernel = scope == "host"
-        lock = Lock(kind="symfony-lock", scope=scope or "cluster", span=php.span(node),
+        # (no store configured: the framework's default, a semaphore or flock: the host)
+        lock = Lock(kind="symfony-lock", scope=scope or "host", span=php.span(node),
                     key=(string_value(args[0], php) or php.text_of(args[0])) if args else None,
                     ttl_seconds=None if (no_ttl or kernel or ttl is None) else ttl,
                     stale_handling="kernel" if kernel else "ttl" if (ttl or no_ttl) else "none",
@@ -827,14 +828,16 @@ class PhpAnalyzer:
 
     def _stripe_api(self, node: Node, name: str, frame: _Frame) -> str | None:
         php = frame.php
-        if name.endswith("::create") and node.type == "scoped_call_expression":
+        if name.endswith(("::create", "::createReversal")) and \
+                node.type == "scoped_call_expression":
             scope = php.text_of(node.child_by_field_name("scope") or node)
             full = php.qualified(scope)
             short = full.rsplit("\\", 1)[-1]
-            if full.startswith("Stripe\\") and short in STRIPE_CLASSES:
-                return f"\\Stripe\\{short}::create"
+            if full.startswith("Stripe\\") and short in STRIPE_CLASSES and \
+                    (name.endswith("::create") or short == "Transfer"):
+                return f"\\Stripe\\{short}::{name.rsplit('::', 1)[-1]}"
             return None
-        if name != "->create":
+        if name not in ("->create", "->createReversal"):
             return None
         receiver = node.child_by_field_name("object")
         if receiver is None or receiver.type != "member_access_expression":
@@ -844,9 +847,10 @@ class PhpAnalyzer:
             return None
         client = receiver.child_by_field_name("object")
         typed = self._type_of(client, frame) if client is not None else None
-        if typed is None or typed.rsplit("\\", 1)[-1] != "StripeClient":
+        if typed is None or typed.rsplit("\\", 1)[-1] != "StripeClient" or \
+                (name == "->createReversal" and service != "transfers"):
             return None
-        return f"StripeClient->{service}->create"
+        return f"StripeClient->{service}{name}"
 
     def _key_array(self, node: Node, frame: _Frame, code: PhpCode) -> None:
         """``['idempotency_key' => …]``, ``'Idempotency-Key' => …`` headers: the key's origin."""

@@ -35,6 +35,7 @@ class Recurring:
     schedule: str  # the schedule's name (transport scheduler_NAME)
     lock: Node | None  # the argument of the schedule's ->lock(...)
     handler: PhpClass | None = None  # for #[AsCronTask] classes: the class itself
+    arguments_text: str = ""  # the message's constructor arguments, as written
 
 
 def every_seconds(text: str) -> float | None:
@@ -52,14 +53,47 @@ def every_seconds(text: str) -> float | None:
     return None
 
 
-def _attribute(node: Node, php: PhpFile, names: tuple[str, ...]) -> Node | None:
-    """The attribute of a class named one of ``names`` (``#[AsSchedule('main')]``)."""
+#: where Symfony's scheduling attributes live (an app's own attribute of the same name
+#: is not Symfony's)
+_ATTRIBUTES = ("Symfony\\Component\\Scheduler\\Attribute\\",
+               "Symfony\\Component\\Messenger\\Attribute\\")
+
+
+def _attributes(node: Node, php: PhpFile, names: tuple[str, ...]) -> list[Node]:
+    """The attributes of a class or method named one of ``names`` (``#[AsSchedule('main')]``),
+    Symfony's own: imported from Symfony, or not imported at all."""
     attributes = node.child_by_field_name("attributes")
+    found = []
     for attribute in walk(attributes) if attributes is not None else ():
-        if attribute.type == "attribute" and attribute.named_children and \
-                php.text_of(attribute.named_children[0]).rsplit("\\", 1)[-1] in names:
-            return attribute
-    return None
+        if attribute.type != "attribute" or not attribute.named_children:
+            continue
+        written = php.text_of(attribute.named_children[0])
+        short = written.rsplit("\\", 1)[-1]
+        full = php.qualified(written)
+        if short in names and (full.startswith(_ATTRIBUTES) or
+                               (written == short and short not in php.imports)):
+            found.append(attribute)
+    return found
+
+
+def _attribute(node: Node, php: PhpFile, names: tuple[str, ...]) -> Node | None:
+    return next(iter(_attributes(node, php, names)), None)
+
+
+def _attribute_arg(attribute: Node, php: PhpFile, name: str, position: int) -> Node | None:
+    """An attribute's argument by name, else at ``position`` (-1: by name only)."""
+    params = attribute.child_by_field_name("parameters")
+    positional = []
+    for arg in params.named_children if params is not None else ():
+        label = arg.child_by_field_name("name")
+        values = [c for c in arg.named_children if c != label]
+        if not values:
+            continue
+        if label is not None and php.text_of(label) == name:
+            return values[-1]
+        if label is None:
+            positional.append(values[-1])
+    return positional[position] if 0 <= position < len(positional) else None
 
 
 def _attribute_args(attribute: Node) -> list[Node]:
@@ -74,21 +108,27 @@ def _attribute_args(attribute: Node) -> list[Node]:
 
 def recurring_messages(cls: PhpClass) -> list[Recurring]:
     """The recurring messages a class declares: a schedule provider's ``getSchedule()``,
-    or the class itself as a cron or periodic task."""
+    or the class itself as cron or periodic tasks (each of its attributes one)."""
     php = cls.php
     found: list[Recurring] = []
-    task = _attribute(cls.node, php, ("AsCronTask", "AsPeriodicTask"))
-    if task is not None:
-        args = _attribute_args(task)
-        text = string_value(args[0], php) if args else None
-        frequency = text if text is not None else (php.text_of(args[0]) if args else "")
-        cron = frequency if php.text_of(task).lstrip().startswith("AsCronTask") else None
-        seconds = None if cron else (every_seconds(frequency) if text is not None else
-                                     number_value(args[0], php) if args else None)
+    for task in _attributes(cls.node, php, ("AsCronTask", "AsPeriodicTask")):
+        cron_task = php.text_of(task).lstrip().startswith("AsCronTask")
+        first = _attribute_arg(task, php, "expression" if cron_task else "frequency", 0)
+        text = string_value(first, php) if first is not None else None
+        frequency = text if text is not None else (php.text_of(first) if first else "")
+        schedule = _attribute_arg(task, php, "schedule", -1)
+        name = (string_value(schedule, php) if schedule is not None else None) or "default"
+        if cron_task:
+            cron, seconds = (text if text is not None else ""), None
+        else:
+            cron = None
+            seconds = every_seconds(text) if text is not None else \
+                number_value(first, php) if first is not None else None
         found.append(Recurring(php.span(task, whole=False), cron, seconds, frequency,
-                               cls.name, None, "default", None, handler=cls))
+                               cls.name, None, name, None, handler=cls))
+    if found:
         return found
-    provider = _attribute(cls.node, php, ("AsSchedule",))
+    provider = next(iter(_attributes(cls.node, php, ("AsSchedule",))), None)
     method = cls.methods.get("getSchedule")
     if method is None or (provider is None and "ScheduleProviderInterface" not in cls.interfaces):
         return found
@@ -115,9 +155,35 @@ def recurring_messages(cls: PhpClass) -> list[Recurring]:
         if kind == "every":
             seconds = every_seconds(text) if text is not None else number_value(first, php)
         message_class, command = _message(message, php)
-        found.append(Recurring(php.span(call, whole=False), frequency if kind == "cron" else None,
-                               seconds, frequency, message_class, command, name, lock))
+        # a cron expression built by code (a variable) is set, not known: ""
+        cron = (text if text is not None else "") if kind == "cron" else None
+        found.append(Recurring(php.span(call, whole=False), cron, seconds, frequency,
+                               message_class, command, name, lock,
+                               arguments_text=_arguments_text(message, php)))
     return found
+
+
+def symfony_cron(expression: str) -> str | None:
+    """A Symfony cron expression as a plain one, for the schedule's shape: its hashed
+    forms (``#hourly``, ``# # * * *``, ``#(0-29)``) fire at a minute derived from the
+    message, the same number of times: read at the range's start. None when not cron."""
+    text = expression.strip()
+    macros = {"#hourly": "0 * * * *", "#daily": "0 0 * * *", "#midnight": "0 0 * * *",
+              "#weekly": "0 0 * * 0", "#monthly": "0 0 1 * *", "#annually": "0 0 1 1 *",
+              "#yearly": "0 0 1 1 *"}
+    if text.lower() in macros:
+        return macros[text.lower()]
+    fields = text.split()
+    if len(fields) != 5 or "#" not in text:
+        return None
+    return " ".join(re.sub(r"#\((\d+)-\d+\)", r"\1", f).replace("#", "0") for f in fields)
+
+
+def _arguments_text(node: Node | None, php: PhpFile) -> str:
+    """A message's constructor arguments on one line: they select the work."""
+    listed = next((c for c in node.named_children if c.type == "arguments"), None) \
+        if node is not None else None
+    return " ".join(php.text_of(listed).split()) if listed is not None else ""
 
 
 def _message(node: Node | None, php: PhpFile) -> tuple[str | None, str | None]:
