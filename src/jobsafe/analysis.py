@@ -77,7 +77,7 @@ def build_project(root: str, cwd: str, settings: Settings, workers: int = 1, cac
     TopologyAssembly(ctx, manifests, images).run()  # after every source made its jobs
     for display, reason in dict.fromkeys(discovery.unreadable):
         ctx.error(display, f"not analysed: {reason}")
-    project.files = sorted(set(texts) | tree.python.unread)
+    project.files = sorted(set(texts) | tree.python.unread | set(tree.php.scanned))
     if tree.python.stats is not None:
         tree.python.stats.save()
     return project, texts

@@ -24,31 +24,23 @@ from ..timespec import ScheduleError
 from .context import Step
 
 
-#: words without which a PHP file holds no lock, exit-in-lock or idempotency key to read
-_MIGHT_MATTER = re.compile(r"(?i)lock|idempoten|stripe|dedup|cache")
-
-
-#: a Symfony schedule provider or a class scheduled by an attribute
-_SYMFONY_SCHEDULE = re.compile(r"RecurringMessage::|AsCronTask|AsPeriodicTask")
-
-
 class PhpAssembly(Step):
     def run(self) -> None:
         index = self.tree.php
-        for rel, text in sorted(index.texts().items()):
-            display = index.files[rel].display
-            if "schedule" in text.lower() and not is_test_path(rel):
-                self.guarded(display, partial(self._tasks, rel))
-            if _MIGHT_MATTER.search(text):
-                self.guarded(display, partial(self._code, rel))
-            if _SYMFONY_SCHEDULE.search(text) and not is_test_path(rel):
-                self.guarded(display, partial(self._recurring, rel))
+        for rel in index.marked("schedule"):
+            if not is_test_path(rel):
+                self.guarded(index.files[rel].display, partial(self._tasks, rel))
+        for rel in index.marked("symfony-schedule"):
+            if not is_test_path(rel):
+                self.guarded(index.files[rel].display, partial(self._recurring, rel))
+        for rel in index.marked("hazards"):
+            self.guarded(index.files[rel].display, partial(self._code, rel))
         self.project.parse_errors.extend(index.errors)
 
     def _code(self, rel: str) -> None:
         """Locks and hazards of every function in the file, scheduled or not (as for
         Python: a lock's defects are defects wherever it is taken)."""
-        php = self.tree.php.parsed(rel)
+        php = self.tree.php.parsed(rel, keep=False)
         if php is None:
             return
         analyzer = self.tree.php_analyzer
@@ -60,7 +52,7 @@ class PhpAssembly(Step):
         self.texts.setdefault(php.display, ("php", php.text))
 
     def _tasks(self, rel: str) -> None:
-        php = self.tree.php.parsed(rel)
+        php = self.tree.php.parsed(rel, keep=False)
         if php is None:
             return
         tasks = scheduled_tasks(php)

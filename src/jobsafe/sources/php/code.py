@@ -105,6 +105,16 @@ class _Held:
     refused: tuple[int, int] | None = None
 
 
+@dataclass(frozen=True)
+class _Summary:
+    """What reading a function found, to replay at each of its calls."""
+
+    locks: tuple[Lock, ...]
+    facts: tuple[CodeFact, ...]
+    files: tuple[str, ...]
+    returns: tuple[Origin, ...]
+
+
 @dataclass
 class PhpCode:
     locks: list[Lock] = field(default_factory=list)
@@ -139,6 +149,7 @@ class PhpAnalyzer:
         self.index = index
         self.cache_scope = cache_scope  # the Laravel app's default cache store
         self.cache_driver = cache_driver
+        self._summaries: dict[tuple, _Summary] = {}
         self.lock_store_scope = lock_store_scope  # Symfony's LOCK_DSN
 
     def entry(self, cls: PhpClass, method: str) -> PhpCode:
@@ -154,6 +165,7 @@ class PhpAnalyzer:
         """Each function, method and closure of a file, and its top-level code, read on its
         own (calls into the project followed)."""
         found = [self.script(php)]
+        classes: dict[int, PhpClass] = {}
         for node in walk(php.root):
             if node.type in ("function_definition", "method_declaration", "anonymous_function",
                              "arrow_function"):
@@ -161,7 +173,7 @@ class PhpAnalyzer:
                 if node.type == "method_declaration":
                     owner = node.parent.parent if node.parent is not None else None
                     if owner is not None and owner.type == "class_declaration":
-                        cls = read_class(php, owner)
+                        cls = classes.setdefault(owner.start_byte, read_class(php, owner))
                 code = PhpCode()
                 self._function(php, cls, node, {}, code, 0, set())
                 found.append(code)
@@ -184,17 +196,32 @@ class PhpAnalyzer:
         key = (php.display, fn.start_byte, tuple(sorted(bound.items(), key=lambda kv: kv[0])))
         if key in active:
             return []
-        active = active | {key}
+        # a function's summary (its locks, facts, files and returned origins) is computed
+        # once per binding of its parameters and replayed at every call
+        summary_key = (*key, depth > 0)
+        summary = self._summaries.get(summary_key)
+        if summary is None:
+            summary = self._summarize(php, cls, fn, bound, depth, active | {key})
+            self._summaries[summary_key] = summary
+        code.locks.extend(summary.locks)
+        code.facts.extend(summary.facts)
+        code.files.extend(summary.files)
+        return list(summary.returns)
+
+    def _summarize(self, php: PhpFile, cls: PhpClass | None, fn: Node,
+                   bound: dict[str, Origin], depth: int, active: set) -> _Summary:
+        code = PhpCode()
         frame = _Frame(php, cls, fn, origins=dict(bound))
         self._parameters(frame)
         body = fn if fn.type == "program" else fn.child_by_field_name("body")
         if body is None:
-            return []
+            return _Summary((), (), (), ())
         code.files.append(php.display)
         for node in walk(body, into_functions=False):
             self._node(node, frame, code, depth, active)
         self._close(frame, code, body, depth)
-        return frame.returns
+        return _Summary(tuple(code.locks), tuple(code.facts), tuple(code.files),
+                        tuple(frame.returns))
 
     def _parameters(self, frame: _Frame) -> None:
         params = frame.function.child_by_field_name("parameters")

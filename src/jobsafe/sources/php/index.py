@@ -9,10 +9,23 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from ...discover import SourceFile
+from ...discover import SourceFile, read_text
 from ...model import ParseError, Span
 from .syntax import PhpFile, number_value, parse, walk
 
+#: what the analysis looks for in a file, found by the text scan
+MARKS = {
+    # something named schedule that is called (``$schedule->command(``, ``Schedule::job(``,
+    # ``app(Schedule::class)->``): not the word in a translation file
+    "schedule": re.compile(r"(?i)schedule\w*(?:::class\s*\))?\s*(?:->|::)\s*\w+\s*\("),
+    # the vocabulary of locks, exits around them, and payment keys
+    "hazards": re.compile(r"(?i)flock\s*\(|LOCK_(?:EX|NB|SH)|(?:->|::)lock\s*\(|createLock|"
+                          r"LockableTrait|GET_LOCK|advisory_(?:xact_)?lock|Cache::|cache\(\)|"
+                          r"\.lock\b|\$\w*lock\w*|lock_?file|\.pid\b|pid_?file|idempoten|"
+                          r"stripe|dedup"),
+    "symfony-schedule": re.compile(r"RecurringMessage::|AsCronTask|AsPeriodicTask"),
+    "handler": re.compile(r"AsMessageHandler|MessageHandlerInterface"),
+}
 _DECLARATION = re.compile(r"^\s*(?:(?:abstract|final|readonly)\s+)*(?:class|trait|enum)\s+(\w+)",
                           re.M)
 _FUNCTION = re.compile(r"^function\s+&?(\w+)\s*\(", re.M)
@@ -138,38 +151,56 @@ class PhpIndex:
                       if rel.endswith(".php") and not _dependency(rel)}
         self.source = source
         self._parsed: dict[str, PhpFile | None] = {}
-        self._scanned: dict[str, str] | None = None
+        self._marks: dict[str, frozenset[str]] | None = None
         self._classes: dict[str, list[str]] = {}  # short name -> files
         self._functions: dict[str, list[str]] = {}
         self._commands: dict[str, list[str]] = {}
         self.errors: list[ParseError] = []
         self._reported: set[str] = set()
+        self._classes_in: dict[str, list[PhpClass]] = {}
+        self._klass: dict[str, PhpClass | None] = {}
+        self._function_at: dict[str, tuple[PhpFile, Node] | None] = {}
 
     # -- text scan
-    def _scan(self) -> dict[str, str]:
-        if self._scanned is None:
-            self._scanned = {}
+    def _scan(self) -> dict[str, frozenset[str]]:
+        """Each file's declarations and marks, from its text (not kept: the scan reads
+        every PHP file of the project, the analysis few of them)."""
+        if self._marks is None:
+            self._marks = {}
             for rel, f in sorted(self.files.items()):
-                text = self.source(f, "php")
+                text = read_text(f.abs).content
                 if not text:
                     continue
-                self._scanned[rel] = text
+                self._marks[rel] = frozenset(m for m, pattern in MARKS.items()
+                                             if pattern.search(text))
                 for name in _DECLARATION.findall(text):
                     self._classes.setdefault(name, []).append(rel)
                 for name in _FUNCTION.findall(text):
                     self._functions.setdefault(name, []).append(rel)
                 for name in command_names(text):
                     self._commands.setdefault(name, []).append(rel)
-        return self._scanned
+        return self._marks
 
-    def texts(self) -> dict[str, str]:
-        return self._scan()
+    @property
+    def scanned(self) -> list[str]:
+        """Display paths of the PHP files the scan read."""
+        return [self.files[rel].display for rel in self._scan()]
 
-    def parsed(self, rel: str) -> PhpFile | None:
-        if rel not in self._parsed:
-            text = self._scan().get(rel)
-            self._parsed[rel] = parse(self.files[rel].display, text) if text is not None else None
-        return self._parsed[rel]
+    def marked(self, mark: str) -> list[str]:
+        """The files whose text has a mark (see ``MARKS``), in path order."""
+        return sorted(rel for rel, marks in self._scan().items() if mark in marks)
+
+    def parsed(self, rel: str, keep: bool = True) -> PhpFile | None:
+        """The file's tree; with ``keep`` False, not kept for later lookups unless it
+        already is (a file read once for its own hazards need not stay in memory)."""
+        if rel in self._parsed:
+            return self._parsed[rel]
+        f = self.files.get(rel)
+        text = self.source(f, "php") if f is not None else None
+        php = parse(f.display, text) if f is not None and text is not None else None
+        if keep:
+            self._parsed[rel] = php
+        return php
 
     def report_errors(self, rel: str) -> None:
         """A syntax error in a file a job runs is a JOB900 (once per file)."""
@@ -185,14 +216,20 @@ class PhpIndex:
 
     # -- lookups
     def classes_in(self, rel: str) -> list[PhpClass]:
-        php = self.parsed(rel)
-        if php is None:
-            return []
-        return [read_class(php, n) for n in walk(php.root) if n.type == "class_declaration"]
+        if rel not in self._classes_in:
+            php = self.parsed(rel)
+            self._classes_in[rel] = [] if php is None else [
+                read_class(php, n) for n in walk(php.root) if n.type == "class_declaration"]
+        return self._classes_in[rel]
 
     def klass(self, fqn: str | None) -> PhpClass | None:
         if not fqn:
             return None
+        if fqn not in self._klass:
+            self._klass[fqn] = self._find_class(fqn)
+        return self._klass[fqn]
+
+    def _find_class(self, fqn: str) -> PhpClass | None:
         short = fqn.rsplit("\\", 1)[-1]
         self._scan()
         found = [c for rel in self._classes.get(short, []) for c in self.classes_in(rel)
@@ -203,6 +240,11 @@ class PhpIndex:
         return found[0] if len(found) == 1 else None
 
     def function(self, name: str) -> tuple[PhpFile, Node] | None:
+        if name not in self._function_at:
+            self._function_at[name] = self._find_function(name)
+        return self._function_at[name]
+
+    def _find_function(self, name: str) -> tuple[PhpFile, Node] | None:
         self._scan()
         hits = self._functions.get(name, [])
         if len(hits) != 1:
@@ -220,13 +262,11 @@ class PhpIndex:
     def message_handler(self, message: str, handles: Callable[[PhpClass, str], str | None]
                         ) -> tuple[PhpClass, str] | None:
         """The class and method that handle a Messenger message class."""
-        short = message.rsplit("\\", 1)[-1]
-        for rel, text in sorted(self._scan().items()):
-            if ("AsMessageHandler" in text or "MessageHandlerInterface" in text) and short in text:
-                for cls in self.classes_in(rel):
-                    method = handles(cls, message)
-                    if method is not None:
-                        return cls, method
+        for rel in self.marked("handler"):
+            for cls in self.classes_in(rel):
+                method = handles(cls, message)
+                if method is not None:
+                    return cls, method
         return None
 
     def command(self, name: str, entry_methods: tuple[str, ...]) -> PhpClass | None:

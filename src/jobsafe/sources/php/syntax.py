@@ -44,25 +44,26 @@ class PhpFile:
     def text_of(self, node: Node) -> str:
         return self._raw[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
 
-    def _column(self, row: int, byte_column: int) -> int:
-        start = self._line_start(row)
-        return len(self._raw[start:start + byte_column].decode("utf-8", "surrogateescape")) + 1
-
-    def _line_start(self, row: int) -> int:
-        starts = self.__dict__.get("_starts")
-        if starts is None:
-            starts = [0] + [i + 1 for i, b in enumerate(self._raw) if b == 0x0A]
-            self.__dict__["_starts"] = starts
-        return starts[row] if row < len(starts) else len(self._raw)
+    def _column(self, line_start: int, byte_column: int) -> int:
+        """The 1-based character column of a byte column (the line's bytes decoded)."""
+        if byte_column == 0:
+            return 1
+        return len(self._raw[line_start:line_start + byte_column]
+                   .decode("utf-8", "surrogateescape")) + 1
 
     def span(self, node: Node, whole: bool = True) -> Span:
         """The node's span; without ``whole``, its first line only (a statement spanning
         several lines is reported at its first line)."""
         (row, col), (end_row, end_col) = node.start_point, node.end_point
+        start = node.start_byte - col  # where the node's first line starts
         if not whole and end_row != row:
-            end_row, end_col = row, len(self.text.split("\n")[row].encode("utf-8", "surrogateescape"))
-        return Span(self.display, row + 1, self._column(row, col), end_row + 1,
-                    self._column(end_row, end_col))
+            newline = self._raw.find(b"\n", node.start_byte)
+            end_row, end_col = row, (newline if newline >= 0 else len(self._raw)) - start
+            end_start = start
+        else:
+            end_start = node.end_byte - end_col
+        return Span(self.display, row + 1, self._column(start, col), end_row + 1,
+                    self._column(end_start, end_col))
 
     def first_error(self) -> Node | None:
         """The first ERROR or MISSING node: where the parser gave up on the text."""
