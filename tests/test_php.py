@@ -561,3 +561,21 @@ def test_a_cron_expression_built_by_code_is_set_but_unknown(tmp_path):
     analysis = run_analysis(write(tmp_path, {"S.php": code}))
     assert analysis.findings == []
     assert [j.schedule.kind for j in analysis.project.jobs] == ["templated"]
+
+
+@pytest.mark.parametrize("timeout,rules", [("", ["JOB101"]), ("public $timeout = 120;", []),
+                                           ("public $timeout = 7200;", ["JOB101"])])
+def test_a_queued_jobs_timeout_under_the_interval_cannot_overlap(tmp_path, timeout, rules):
+    files = {"routes/console.php": "<?php\nuse App\\Jobs\\Warn;\n"
+                                   "Schedule::job(new Warn)->hourly();\n",
+             "app/Jobs/Warn.php": "<?php\nnamespace App\\Jobs;\n"
+                                  "use Illuminate\\Contracts\\Queue\\ShouldQueue;\n"
+                                  f"class Warn implements ShouldQueue {{ {timeout}\n"
+                                  "    public function handle() {} }\n"}
+    assert [r for _, _, r in findings(tmp_path, files)] == rules
+
+
+def test_a_key_on_a_read_is_not_judged(tmp_path):
+    body = ("\\Stripe\\PaymentIntent::retrieve($id, ['idempotency_key' => uniqid()]);")
+    code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra="")
+    assert findings(tmp_path, {"Charge.php": code, **SCHEDULED_CHARGE}) == []

@@ -121,6 +121,8 @@ class PhpAssembly(Step):
         if task.days_only:
             options += (("days-only", "every minute of the days"),)
         self.project.jobs.append(Job(
+            # a queued job's $timeout ends a run that takes longer (the worker kills it)
+            runtime_bound_seconds=cls.timeout if queued and cls is not None else None,
             id=f"laravel:{task.span.path}:{task.span.line}", source="laravel", span=task.span,
             schedule=schedule, command=f"{task.kind}: {task.label(php)}",
             targets=(target,) if target is not None else (), locks=locks, options=options,

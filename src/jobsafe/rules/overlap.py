@@ -111,6 +111,8 @@ class UnguardedJob(Rule):
         if not job.schedule.recurring or guarded(job) or not interval or \
                 interval > LARAVEL_SHORT_INTERVAL or not job.runs_project_code:
             return
+        if job.runtime_bound_seconds is not None and job.runtime_bound_seconds < interval:
+            return  # a run is ended before the next firing (a queued job's $timeout)
         local = next((lock for lock in job.locks if lock.scope == "process"), None)
         if local is not None:
             text = message("`{schedule}` task {work} keeps its `withoutOverlapping()` mutex in "

@@ -752,11 +752,13 @@ class PhpAnalyzer:
         end = body.end_point.row + 1
         for held in frame.held:
             lock = held.lock
-            if lock.kind in ("cache-key", "cache-lock") and held.release == "none" and \
-                    lock.release != "with" and lock.ttl_seconds is not None:
-                # never released but expiring (Cache::add(k, v, 1800), Cache::lock(k, 60)
-                # ->get()): a throttle that lets one run in per period, not a lock around
-                # the run (one with no expiry at all stays a lock held forever: JOB206)
+            if held.release == "none" and lock.release != "with" and (
+                    lock.kind == "cache-key" or
+                    (lock.kind == "cache-lock" and lock.ttl_seconds is not None)):
+                # never released: Cache::add stores a value or gates a period, and an
+                # expiring Cache::lock(k, 60)->get() is a throttle that lets one run in
+                # per period — not locks around a run (a Cache::lock with no expiry at all
+                # stays a lock held forever: JOB206)
                 continue
             if depth > 0 and lock.kind == "flock" and held.release_at is not None and \
                     not self._runs_callback(frame, lock.span.line, held.release_at.line):
@@ -891,6 +893,8 @@ class PhpAnalyzer:
             if origin is None:
                 continue
             call = _enclosing_call(node)
+            if call is not None and _reads(call, php):
+                continue  # a key on a read (PaymentIntent::retrieve) changes nothing
             api = call_name(call, php).lstrip("->") if call is not None else "the request"
             span = php.span(call, whole=False) if call is not None else php.span(element)
             code.facts.append(CodeFact(origin.kind, span, origin.detail, origin=origin.span,
@@ -912,6 +916,12 @@ def _laravel_cache(call: Node, php: PhpFile) -> str | None:
         return None
     store = re.search(r"(?:store|driver)\(\s*['\"](\w+)['\"]", text)
     return store.group(1) if store else ""
+
+
+def _reads(call: Node, php: PhpFile) -> bool:
+    """A call that only reads (``retrieve``, ``all``, ``search``, ``get…``, ``list``)."""
+    name = call_name(call, php).rsplit("::", 1)[-1].lstrip("->")
+    return name in ("retrieve", "all", "search", "list") or name.startswith("get")
 
 
 def _element_key(element: Node, php: PhpFile) -> str | None:

@@ -58,6 +58,9 @@ class PhpClass:
     parent: str | None = None
     #: a queued job's retry setting (``$tries = 20``) and where it is
     retries: tuple[str, Span] | None = None
+    #: a queued job's time limit in seconds (``public $timeout = 120``): the worker kills
+    #: a run that takes longer
+    timeout: float | None = None
 
     def method(self, name: str, index: PhpIndex, depth: int = 0) -> tuple[PhpClass, Node] | None:
         if name in self.methods:
@@ -135,7 +138,10 @@ def _property(php: PhpFile, member: Node, cls: PhpClass) -> None:
         if kind is not None:
             cls.properties[prop] = php.qualified(php.text_of(kind).lstrip("?"))
         value = element.child_by_field_name("default_value")
-        if prop == "tries":
+        if prop == "timeout":
+            limit = number_value(value, php)
+            cls.timeout = limit if limit and limit > 0 else None
+        elif prop == "tries":
             tries = number_value(value, php)
             if tries is not None and tries > 1:
                 cls.retries = (php.text_of(member).rstrip(";").strip(), php.span(member))
