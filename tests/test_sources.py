@@ -144,3 +144,22 @@ def test_a_namespace_package_is_imported_by_its_unique_dotted_ending(tmp_path):
     assert lock.blocking is None  # WAIT: set, and not known
     library = next(lock for lock in locks if lock.span.path.endswith("job.py"))
     assert library.ttl_seconds != 5
+
+
+def test_a_packages_cron_daily_script_is_a_job_unless_a_crontab_runs_its_folder(tmp_path):
+    """dokuwiki's Debian package ships etc/cron.daily/dokuwiki and no /etc/crontab: the
+    script runs at Debian's cron.daily time; a tree whose crontab runs run-parts on the
+    folder has that line's job instead (not a second one)."""
+    from conftest import run_analysis
+
+    script = tmp_path / "etc/cron.daily/dokuwiki"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\nfind /var/cache/dokuwiki -mtime +30 -delete\n")
+    (tmp_path / "etc/cron.daily/README.txt").write_text("not run: run-parts skips the name\n")
+    jobs = run_analysis(tmp_path).project.jobs
+    assert [(j.span.path, j.schedule.cron) for j in jobs] == [
+        ("etc/cron.daily/dokuwiki", "25 6 * * *")]
+    (tmp_path / "etc/crontab").write_text(
+        "SHELL=/bin/sh\n25 6 * * * root cd / && run-parts --report /etc/cron.daily\n")
+    jobs = run_analysis(tmp_path).project.jobs
+    assert [j.span.path for j in jobs] == ["etc/crontab"]

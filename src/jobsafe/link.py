@@ -60,7 +60,7 @@ _ANY_LOCK_TOKENS = re.compile(r"(?i)\bflock\b|\blockf\b|LOCK_(?:EX|NB)|lock_?fil
                               r"\bmutex\b|\bsemaphore\b")
 
 
-_RUN_PARTS_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+RUN_PARTS_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _PERL_USE = re.compile(r"^\s*use\s+([A-Z]\w*(?:::\w+)+)", re.M)
 
 
@@ -212,7 +212,7 @@ class Tree:
             if parts:
                 hits = self._by_name.get(parts[-1], [])
                 if len(hits) == 1 and (len(parts) > 1 or not path.startswith("/")) \
-                        and _is_script(self.files[hits[0]]):
+                        and is_script(self.files[hits[0]]):
                     return self.files[hits[0]]
         return None
 
@@ -233,8 +233,8 @@ class Tree:
         rel_dir = os.path.normpath(os.path.join(cwd or "/", folder)).lstrip("/")
         names = sorted(r for r in self.files if r.startswith(rel_dir + "/")
                        and "/" not in r[len(rel_dir) + 1:]
-                       and _RUN_PARTS_NAME.match(r.rsplit("/", 1)[-1]))
-        return [self.files[r] for r in names if _is_script(self.files[r])]
+                       and RUN_PARTS_NAME.match(r.rsplit("/", 1)[-1]))
+        return [self.files[r] for r in names if is_script(self.files[r])]
 
     def management_command(self, name: str) -> SourceFile | None:
         hits = sorted(r for r in self._by_name.get(f"{name}.py", [])
@@ -359,7 +359,7 @@ class Tree:
                     if f else None), True
         if "/" in argv[0]:
             f = self.find(argv[0], cwd, base)
-            if f is not None and _is_script(f):
+            if f is not None and is_script(f):
                 return Resolved(f, "script"), True
         if name in self.console_scripts:  # also /srv/venv/bin/NAME
             spec = self.console_scripts[name]
@@ -428,7 +428,7 @@ def _shebang(text: str) -> str:
     return prog
 
 
-def _is_script(f: SourceFile) -> bool:
+def is_script(f: SourceFile) -> bool:
     """Text programs count as project code; compiled binaries do not."""
     if f.rel.endswith((".py", ".sh", ".bash", ".php", ".pl", ".rb", ".js")):
         return True

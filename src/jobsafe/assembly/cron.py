@@ -6,8 +6,9 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from ..discover import SourceFile, is_sniffable, sniff_head
-from ..link import build_job
-from ..model import Confidence, CronFile, NeverRuns, Span
+from ..link import RUN_PARTS_NAME, Resolved, build_job, is_script
+from ..model import Confidence, CronFile, Job, NeverRuns, Span, Target
+from ..schedule import cron_schedule
 from ..sources.crontab import (
     cron_d_name_ok,
     looks_like_crontab,
@@ -45,6 +46,12 @@ class CronImages:
     dockerfiles: set[str] = field(default_factory=set)
 
 
+#: the folders Debian's /etc/crontab hands run-parts, and when (anacron, when installed,
+#: runs the daily, weekly and monthly ones at about the same times)
+PERIODIC_FOLDERS = {"cron.hourly": "17 * * * *", "cron.daily": "25 6 * * *",
+                    "cron.weekly": "47 6 * * 7", "cron.monthly": "52 6 1 * *"}
+
+
 class CronAssembly(Step):
     """Jobs of crontabs (found by name, by content, or as what a Dockerfile installs) and of
     the crontab lines Dockerfiles write."""
@@ -67,7 +74,31 @@ class CronAssembly(Step):
         for rel in sorted(cron_sources):
             src = cron_sources[rel]
             self.guarded(src.file.display, partial(self._crontab, src))
+        self._periodic_folders()
         return self.images
+
+    def _periodic_folders(self) -> None:
+        """Scripts in ``/etc/cron.daily`` and its siblings are jobs even when the tree has
+        no ``/etc/crontab`` running them (a Debian package ships only the script): at the
+        times Debian's ``/etc/crontab`` runs ``run-parts`` on the folder. Scripts that a
+        crontab line of the tree already runs through ``run-parts`` are not repeated."""
+        covered = {t.entry.path for job in self.project.jobs for t in job.targets
+                   if t.role == "run-parts" and t.entry is not None}
+        for f in self.discovery.files:
+            parts = f.rel.split("/")
+            if len(parts) < 3 or parts[-3] != "etc" or parts[-2] not in PERIODIC_FOLDERS or \
+                    not RUN_PARTS_NAME.match(parts[-1]) or f.display in covered or \
+                    not is_script(f):
+                continue
+            folder = parts[-2]
+            span = Span(f.display, 1)
+            entry = self.tree.entry(Resolved(f, "script"))
+            path = f"/etc/{folder}/{parts[-1]}"
+            schedule = cron_schedule(f"{folder} (run-parts)", PERIODIC_FOLDERS[folder])
+            self.project.jobs.append(Job(
+                id=f"cron:{f.display}", source="cron", span=span, schedule=schedule,
+                command=f"run-parts /etc/{folder}: {parts[-1]}",
+                targets=(Target((path,), span, False, entry, entry.path, "run-parts"),)))
 
     def _supervised_runner_files(self) -> tuple[str, ...]:
         """Container paths of crontabs that a supervisor program hands a cron runner

@@ -583,6 +583,8 @@ class MisleadingSchedule(Rule):
             if job.source != "cron" or job.schedule.kind != "cron" or job.schedule.text.startswith("@"):
                 continue
             fields = job.schedule.text.split()
+            if len(fields) != 5:  # (a run-parts folder's time, named by its folder)
+                continue
             for index, (label, size) in ((0, ("minute", 60)), (1, ("hour", 24))):
                 for part in fields[index].split(","):
                     m = _STEP.match(part)
