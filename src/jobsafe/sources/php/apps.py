@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...discover import SourceFile
-from ...model import LockScope, Span
+from ...model import LockScope
 from .laravel import CacheStore, cache_store
 
 _ENV_FILES = (".env.example", ".env_example", ".env.dist", ".env.sample", ".env", ".env.docker",
@@ -24,7 +24,6 @@ _CLUSTER_DSN = ("redis", "rediss", "memcached", "mysql", "pgsql", "postgres", "p
 class PhpSettings:
     cache: CacheStore | None  # None: no Laravel cache configuration in the tree
     lock_scope: LockScope | None  # Symfony's LOCK_DSN: None when the tree does not say
-    lock_span: Span | None = None
 
 
 def app_settings(files: dict[str, SourceFile],
@@ -44,19 +43,16 @@ def app_settings(files: dict[str, SourceFile],
     cache = cache_store(config, env) if config is not None or (
         env is not None and "CACHE_" in env[1]) else None
     scope: LockScope | None = None
-    span = None
     configured = first(("lock.yaml",)) or first(("framework.yaml",))
     m = _LOCK_CONFIG.search(configured[1]) if configured is not None else None
     if configured is not None and m and not m.group(1).startswith("%env("):
         # framework: lock: 'redis://…' written in the configuration
         scope = _dsn_scope(m.group(1))
-        span = Span(configured[0], configured[1].count("\n", 0, m.start()) + 1)
     elif env is not None:
         m = _LOCK_DSN.search(env[1])
         if m:
             scope = _dsn_scope(m.group(1))
-            span = Span(env[0], env[1].count("\n", 0, m.start()) + 1)
-    return PhpSettings(cache, scope, span)
+    return PhpSettings(cache, scope)
 
 
 def _dsn_scope(dsn: str) -> LockScope | None:

@@ -120,7 +120,6 @@ class PhpCode:
     locks: list[Lock] = field(default_factory=list)
     facts: list[CodeFact] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
-    parsed: bool = True
 
 
 @dataclass
@@ -136,8 +135,7 @@ class _Frame:
     pending: dict[str, Lock] = field(default_factory=dict)
     exits: list[tuple[Span, str]] = field(default_factory=list)
     returns: list[Origin] = field(default_factory=list)
-    #: the lines of ``finally`` blocks and of shutdown-function closures in this function
-    finally_lines: list[tuple[int, int]] = field(default_factory=list)
+    #: the lines of shutdown-function closures in this function
     shutdown_lines: list[tuple[int, int]] = field(default_factory=list)
 
 
@@ -234,9 +232,7 @@ class PhpAnalyzer:
     def _node(self, node: Node, frame: _Frame, code: PhpCode, depth: int, active: set) -> None:
         php = frame.php
         kind = node.type
-        if kind == "finally_clause":
-            frame.finally_lines.append((node.start_point.row + 1, node.end_point.row + 1))
-        elif kind == "assignment_expression":
+        if kind == "assignment_expression":
             self._assign(node, frame)
         elif kind == "exit_statement":
             frame.exits.append((php.span(node, whole=False), php.text_of(node).split("(")[0]
@@ -477,7 +473,7 @@ class PhpAnalyzer:
                         stale_handling="kernel", blocking=not nb, try_lock=nb,
                         result_checked=checked if nb else None, api="flock()")
             self._acquired(frame, code, lock, handle, node)
-        elif name in ("->lock", "::lock") or name.endswith("::lock"):
+        elif name == "->lock" or name.endswith("::lock"):
             self._cache_lock(node, name, frame, code)
         elif (name == "->add" or name.endswith("::add")) and len(args) >= 2:
             self._cache_add(node, args, frame, code)
@@ -492,7 +488,7 @@ class PhpAnalyzer:
         elif name in ("->createLock", "->createLockFromKey"):
             self._symfony_lock(node, frame)
         elif name in ("unlink", "rmdir") and args:
-            self._released(frame, self._path_text(args[0], frame), node, by_path=True)
+            self._released(frame, self._path_text(args[0], frame), node)
         elif name in ("file_exists", "is_file") and args:
             self._existence_test(node, args[0], frame)
         elif name in ("touch", "file_put_contents", "fopen", "mkdir") and args:
@@ -732,8 +728,7 @@ class PhpAnalyzer:
         if lock.try_lock and refused is not None:
             self._retried_by_queue(frame, code, lock, node, refused)
 
-    def _released(self, frame: _Frame, handle: str | None, node: Node,
-                  by_path: bool = False) -> None:
+    def _released(self, frame: _Frame, handle: str | None, node: Node) -> None:
         for held in reversed(frame.held):
             if held.release == "none" and handle is not None and held.handle == handle:
                 held.release = "atexit" if _inside(node, frame.shutdown_lines) else \
@@ -744,8 +739,8 @@ class PhpAnalyzer:
     def _release_kind(self, node: Node, frame: _Frame) -> str:
         """A release in ``finally`` — or in a ``catch``, which runs exactly when an
         exception would skip a plain release — is not skipped by an exception."""
-        return "finally" if _inside(node, frame.finally_lines) or _in_finally(node) or \
-            _in_catch(node) else "plain"
+        return "finally" if _within(node, "finally_clause") or \
+            _within(node, "catch_clause") else "plain"
 
     def _close(self, frame: _Frame, code: PhpCode, body: Node, depth: int) -> None:
         """The function's locks with their releases and scopes, and the exits inside them."""
@@ -989,21 +984,12 @@ def _inside(node: Node, regions: list[tuple[int, int]]) -> bool:
     return any(a <= line <= b for a, b in regions)
 
 
-def _in_finally(node: Node) -> bool:
+def _within(node: Node, clause: str) -> bool:
+    """Whether ``node`` is inside a clause of this type (``finally_clause``,
+    ``catch_clause``) of its own function."""
     current = node.parent
     while current is not None:
-        if current.type == "finally_clause":
-            return True
-        if current.type in ("method_declaration", "function_definition", "anonymous_function"):
-            return False
-        current = current.parent
-    return False
-
-
-def _in_catch(node: Node) -> bool:
-    current = node.parent
-    while current is not None:
-        if current.type == "catch_clause":
+        if current.type == clause:
             return True
         if current.type in ("method_declaration", "function_definition", "anonymous_function"):
             return False
