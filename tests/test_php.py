@@ -579,3 +579,32 @@ def test_a_key_on_a_read_is_not_judged(tmp_path):
     body = ("\\Stripe\\PaymentIntent::retrieve($id, ['idempotency_key' => uniqid()]);")
     code = CHARGE.format(body=textwrap.indent(body, " " * 8), extra="")
     assert findings(tmp_path, {"Charge.php": code, **SCHEDULED_CHARGE}) == []
+
+
+def test_commands_named_by_code_are_not_duplicates(tmp_path):
+    code = ("<?php\nforeach ($modules as $config) {\n"
+            "    Schedule::command($config['command'])->hourly();\n}\n"
+            "foreach ($plugins as $config) {\n    Schedule::command($config['command'])->hourly();\n}\n")
+    assert findings(tmp_path, {"routes/console.php": code}) == []
+
+
+def test_a_claim_forgotten_only_when_the_work_fails_is_a_throttle(tmp_path):
+    code = ("<?php\nfunction cleanup() {\n    if (!Cache::add('cleanup', true, 1800)) { return; }\n"
+            "    try {\n        work();\n    } catch (\\Throwable $e) {\n"
+            "        Cache::forget('cleanup');\n        throw $e;\n    }\n}\n")
+    assert findings(tmp_path, {"cleanup.php": code}) == []
+
+
+def test_a_named_stores_driver_comes_from_the_configuration(tmp_path):
+    files = {"job.php": "<?php\nfunction route() {\n    $lock = cache()->store('lock')->lock('tr');\n"
+                        "    if (!$lock->get()) { return; }\n    try { work(); } finally "
+                        "{ $lock->release(); }\n}\n",
+             "config/cache.php": "<?php\nreturn ['default' => 'redis', 'stores' => [\n"
+                                 "    'lock' => ['driver' => 'database', 'table' => 'locks'],\n]];\n"}
+    assert [r for _, _, r in findings(tmp_path, files)] == ["JOB205"]  # a day, not forever
+
+
+def test_a_skip_probe_written_over_several_lines_is_not_a_task(tmp_path):
+    code = ("<?php\n$schedule->command('queue:work')\n    ->skip(function () {\n"
+            "        return true;\n    })\n    ->everyMinute();\n")
+    assert jobs(tmp_path, {"app/Console/Kernel.php": code}) == []

@@ -103,9 +103,7 @@ class Tree:
     def php_analyzer(self) -> PhpAnalyzer:
         if self._php_analyzer is None:
             settings = self.php_settings
-            self._php_analyzer = PhpAnalyzer(
-                self.php, settings.cache.scope if settings.cache else None, settings.lock_scope,
-                settings.cache.driver if settings.cache else None)
+            self._php_analyzer = PhpAnalyzer(self.php, settings.cache, settings.lock_scope)
         return self._php_analyzer
 
     def php_entry(self, display: str, kind: EntryKind, function: str | None,

@@ -216,6 +216,11 @@ class PhpAssembly(Step):
             if named is not None:
                 cls = tree.php.klass(php.qualified(named))
                 method = "handle"
+            elif string_value(first, php) is None:
+                # a command named by code (Schedule::command($config['command'])): its work
+                # is not known, nor the same as another such task's
+                unknown = f"{task.what} ({php.display}:{task.span.line})"
+                return Target((unknown,), task.span, False, None, unknown), None
             else:
                 command = task.what.split()[0] if task.what.split() else ""
                 if command in DISPATCH_COMMANDS:

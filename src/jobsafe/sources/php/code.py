@@ -27,6 +27,7 @@ from ...model import (
     StaleHandling,
 )
 from .index import PhpClass, PhpIndex, read_class
+from .laravel import CacheStore
 from .syntax import (
     CALL_NODES,
     PhpFile,
@@ -103,6 +104,8 @@ class _Held:
     release: str = "none"
     #: lines of the branch taken when the lock is not acquired (exits there are fine)
     refused: tuple[int, int] | None = None
+    #: released only in a ``catch``: kept after a run that succeeds (a throttle's spelling)
+    release_in_catch: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,11 +145,10 @@ class _Frame:
 class PhpAnalyzer:
     """Reads entries; each (file, class, method) once per binding of its parameters."""
 
-    def __init__(self, index: PhpIndex, cache_scope: LockScope | None,
-                 lock_store_scope: LockScope | None, cache_driver: str | None = None):
+    def __init__(self, index: PhpIndex, cache: CacheStore | None,
+                 lock_store_scope: LockScope | None):
         self.index = index
-        self.cache_scope = cache_scope  # the Laravel app's default cache store
-        self.cache_driver = cache_driver
+        self.cache = cache  # the Laravel app's cache configuration (None: none in the tree)
         self._summaries: dict[tuple, _Summary] = {}
         self.lock_store_scope = lock_store_scope  # Symfony's LOCK_DSN
 
@@ -518,7 +520,8 @@ class PhpAnalyzer:
         args = arguments(node)
         seconds = number_value(args[1], php, self._constants(frame)) if len(args) > 1 else 0.0
         known = len(args) < 2 or seconds is not None
-        if known and not seconds and (store or self.cache_driver) == "database":
+        driver = self.cache.driver_of(store or None) if self.cache is not None else store
+        if known and not seconds and driver == "database":
             seconds = DATABASE_LOCK_SECONDS  # the database store's own default expiry
         scope = self._store_scope(store or None)
         lock = Lock(kind="cache-lock", scope=scope or "cluster", span=php.span(node),
@@ -625,11 +628,10 @@ class PhpAnalyzer:
         return None
 
     def _store_scope(self, store: str | None) -> LockScope | None:
-        from .laravel import CacheStore
-
-        if store is not None:
-            return CacheStore(store, None).scope
-        return self.cache_scope
+        """Where a cache store's locks live: the named store's driver, or the default."""
+        if self.cache is not None:
+            return self.cache.scope_of(store)
+        return CacheStore(store, None).scope if store else None
 
     def _sql_lock(self, node: Node, sql: str, frame: _Frame, code: PhpCode) -> None:
         php = frame.php
@@ -734,6 +736,7 @@ class PhpAnalyzer:
                 held.release = "atexit" if _inside(node, frame.shutdown_lines) else \
                     self._release_kind(node, frame)
                 held.release_at = frame.php.span(node, whole=False)
+                held.release_in_catch = _within(node, "catch_clause")
                 return
 
     def _release_kind(self, node: Node, frame: _Frame) -> str:
@@ -747,10 +750,11 @@ class PhpAnalyzer:
         end = body.end_point.row + 1
         for held in frame.held:
             lock = held.lock
-            if held.release == "none" and lock.release != "with" and (
+            if (held.release == "none" or held.release_in_catch) and lock.release != "with" and (
                     lock.kind == "cache-key" or
                     (lock.kind == "cache-lock" and lock.ttl_seconds is not None)):
-                # never released: Cache::add stores a value or gates a period, and an
+                # never released (or only when the work fails): Cache::add stores a value
+                # or gates a period, and an
                 # expiring Cache::lock(k, 60)->get() is a throttle that lets one run in
                 # per period — not locks around a run (a Cache::lock with no expiry at all
                 # stays a lock held forever: JOB206)

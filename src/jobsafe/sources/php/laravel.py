@@ -331,7 +331,7 @@ def _never_due(task: Task, php: PhpFile) -> bool:
         call = task.option(method)
         args = arguments(call) if call is not None else []
         if args:
-            text = php.text_of(args[0]).replace(" ", "").lower()
+            text = "".join(php.text_of(args[0]).split()).lower()
             if text in (literal, f"fn()=>{literal}", f"function(){{return{literal};}}"):
                 return True
     return False
@@ -429,6 +429,7 @@ HOST_STORES = frozenset({"file", "apc"})
 PROCESS_STORES = frozenset({"array", "null"})
 
 _ENV_STORE = re.compile(r"^\s*(CACHE_STORE|CACHE_DRIVER)\s*=\s*['\"]?([A-Za-z0-9_-]*)", re.M)
+_CONFIG_STORE = re.compile(r"['\"](\w+)['\"]\s*=>\s*\[\s*['\"]driver['\"]\s*=>\s*['\"](\w+)['\"]")
 _CONFIG_DEFAULT = re.compile(
     r"['\"]default['\"]\s*=>\s*(?:env\(\s*['\"](\w+)['\"]\s*(?:,\s*['\"](\w*)['\"])?\s*\)|"
     r"['\"](\w+)['\"])")
@@ -438,13 +439,24 @@ _CONFIG_DEFAULT = re.compile(
 class CacheStore:
     """The cache store a Laravel app's mutexes use, and where the tree says so."""
 
-    driver: str
+    driver: str  # the default store's name, which is its driver unless ``stores`` says
     span: Span | None  # None: Laravel's own default, nothing in the tree says
+    #: the configuration's stores: (name, driver) — ``'lock' => ['driver' => 'database']``
+    stores: tuple[tuple[str, str], ...] = ()
+
+    def driver_of(self, store: str | None = None) -> str:
+        """The driver of a named store (the default store when None)."""
+        name = store or self.driver
+        return dict(self.stores).get(name, name)
+
+    def scope_of(self, store: str | None = None) -> LockScope:
+        driver = self.driver_of(store)
+        return "process" if driver in PROCESS_STORES else \
+            "host" if driver in HOST_STORES else "cluster"
 
     @property
     def scope(self) -> LockScope:
-        return "process" if self.driver in PROCESS_STORES else \
-            "host" if self.driver in HOST_STORES else "cluster"
+        return self.scope_of()
 
 
 def cache_store(config: tuple[str, str] | None, env: tuple[str, str] | None) -> CacheStore:
@@ -452,16 +464,19 @@ def cache_store(config: tuple[str, str] | None, env: tuple[str, str] | None) -> 
     the environment example the project ships (``CACHE_STORE=redis``); ``config`` and
     ``env`` are (display path, text)."""
     variable, fallback, span = None, None, None
+    stores: tuple[tuple[str, str], ...] = ()
     if config is not None:
         m = _CONFIG_DEFAULT.search(config[1])
         if m:
             variable, fallback = m.group(1), m.group(2) or m.group(3)
             span = Span(config[0], config[1].count("\n", 0, m.start()) + 1)
+        stores = tuple(_CONFIG_STORE.findall(config[1]))
     if env is not None:
         for m in _ENV_STORE.finditer(env[1]):
             if (variable is None or m.group(1) == variable) and m.group(2):
-                return CacheStore(m.group(2), Span(env[0], env[1].count("\n", 0, m.start()) + 1))
+                return CacheStore(m.group(2), Span(env[0], env[1].count("\n", 0, m.start()) + 1),
+                                  stores)
     if fallback:
-        return CacheStore(fallback, span)
+        return CacheStore(fallback, span, stores)
     # Laravel 11's default is the database store; older skeletons used files
-    return CacheStore("database" if variable == "CACHE_STORE" else "file", span)
+    return CacheStore("database" if variable == "CACHE_STORE" else "file", span, stores)
