@@ -152,3 +152,19 @@ def test_a_crontab_that_supervisor_hands_supercronic_is_read_in_supercronics_way
         (tmp_path / "docker/supervisord.conf").write_text(
             "[program:supercronic]\ncommand=supercronic -overlapping /etc/supercronic/crontab\n")
     assert [f.rule for f in run_analysis(tmp_path).findings] == rules
+
+
+@pytest.mark.parametrize("flags,rules", [("", ["JOB104"]), ("-overlapping ", ["JOB101"])])
+def test_supercronic_waits_for_a_job_unless_told_to_overlap(tmp_path, flags, rules):
+    """stripe-mirakl-connector's spelling: supervisord runs supercronic on the crontab.
+    Without -overlapping supercronic never starts a job beside its last run (a guard: no
+    JOB101), and a hung run then holds every later one (JOB104)."""
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "docker/crontab").write_text("*/5 * * * * php /app/bin/sync.php\n")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin/sync.php").write_text("<?php\nsync_all();\n")
+    (tmp_path / "Dockerfile").write_text("FROM php:8.3\nCOPY . /app\n"
+                                         "COPY docker/crontab /etc/supercronic/crontab\n")
+    (tmp_path / "docker/supervisord.conf").write_text(
+        f"[program:cron]\ncommand=supercronic {flags}/etc/supercronic/crontab\n")
+    assert [f.rule for f in run_analysis(tmp_path).findings] == rules

@@ -608,3 +608,24 @@ def test_a_skip_probe_written_over_several_lines_is_not_a_task(tmp_path):
     code = ("<?php\n$schedule->command('queue:work')\n    ->skip(function () {\n"
             "        return true;\n    })\n    ->everyMinute();\n")
     assert jobs(tmp_path, {"app/Console/Kernel.php": code}) == []
+
+
+def test_a_message_dispatched_by_a_scheduled_command_reaches_its_handler(tmp_path):
+    """stripe-mirakl-connector's spelling: the cron command dispatches a message; its
+    handler makes the transfer."""
+    files = {
+        "crontab": "*/5 * * * * timeout 4m /srv/bin/console connector:dispatch:transfers\n",
+        "bin/console": "#!/usr/bin/env php\n<?php\n",
+        "src/Command/Dispatch.php": "<?php\nuse App\\Message\\ProcessTransfer;\n"
+            "use Symfony\\Component\\Messenger\\MessageBusInterface;\n"
+            "#[AsCommand(name: 'connector:dispatch:transfers')]\nclass Dispatch {\n"
+            "    public function __construct(private MessageBusInterface $bus) {}\n"
+            "    protected function execute($in, $out) {\n"
+            "        $this->bus->dispatch(new ProcessTransfer(42));\n        return 0;\n    }\n}\n",
+        "src/Handler/ProcessTransferHandler.php": "<?php\nuse App\\Message\\ProcessTransfer;\n"
+            "#[AsMessageHandler]\nclass ProcessTransferHandler {\n"
+            "    public function __invoke(ProcessTransfer $message) {\n"
+            "        \\Stripe\\Transfer::create(['amount' => 5]);\n    }\n}\n",
+    }
+    assert findings(tmp_path, files) == [("crontab", 1, "JOB101"),
+                                         ("src/Handler/ProcessTransferHandler.php", 6, "JOB403")]

@@ -44,13 +44,14 @@ LockKind = Literal[
     "redis-lock", "python-redis-lock", "redlock", "redis-key", "cache-key", "cache-lock",
     "symfony-lock",
     "huey-lock", "db-row-lock", "db-claim", "pg-advisory", "mysql-get-lock",
-    "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo", "setlock",
+    "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo", "setlock", "supercronic",
     "threading.Lock", "threading.RLock", "threading.Semaphore", "threading.BoundedSemaphore",
     "multiprocessing.Lock", "multiprocessing.RLock", "asyncio.Lock", "asyncio.Semaphore",
 ]
-#: a schedule-layer guard: a wrapper around the command (flock(1), run-one, ...)
+#: a schedule-layer guard: a wrapper around the command (flock(1), run-one, ...), or the
+#: runner itself (supercronic waits for a job to finish before it starts it again)
 GuardKind = Literal["flock", "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo",
-                    "setlock"]
+                    "setlock", "supercronic"]
 #: how a lock is released
 Release = Literal["with", "finally", "atexit", "plain", "none", "unknown", "process-exit",
                   "transaction"]
@@ -364,6 +365,8 @@ class Copies:
     evidence: Span
     note: str  # what the evidence says: "3 replicas", "a DaemonSet: one pod per node"
     confidence: Confidence = Confidence.HIGH
+    #: the copies are processes of one host (supervisor's numprocs): a host lock is shared
+    one_host: bool = False
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from functools import partial
 
 from ..discover import SourceFile, is_sniffable, sniff_head
 from ..link import RUN_PARTS_NAME, Resolved, build_job, is_script
-from ..model import Confidence, CronFile, Job, NeverRuns, Span, Target
+from ..model import Confidence, CronFile, Guard, Job, NeverRuns, Span, Target
 from ..schedule import cron_schedule
 from ..sources.crontab import (
     cron_d_name_ok,
@@ -15,7 +15,12 @@ from ..sources.crontab import (
     looks_like_system_crontab,
     parse_crontab,
 )
-from ..sources.dockerfile import is_system_destination, parse_dockerfile, runner_files
+from ..sources.dockerfile import (
+    is_system_destination,
+    parse_dockerfile,
+    runner_files,
+    serial_runner_files,
+)
 from ..sources.supervisor import looks_like_supervisor, supervisor_programs
 from .context import Step
 
@@ -30,6 +35,8 @@ class CronSource:
     sniffed: bool = False
     #: read by Debian's cron (not by a container's own runner, supercronic …)
     debian: bool = True
+    #: its runner never starts a job while its last run goes on: where that is said
+    serial: Span | None = None
 
     @property
     def confidence(self) -> Confidence:
@@ -100,10 +107,12 @@ class CronAssembly(Step):
                 command=f"run-parts /etc/{folder}: {parts[-1]}",
                 targets=(Target((path,), span, False, entry, entry.path, "run-parts"),)))
 
-    def _supervised_runner_files(self) -> tuple[str, ...]:
+    def _supervised_runner_files(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Container paths of crontabs that a supervisor program hands a cron runner
-        (``command=supercronic -overlapping /etc/supercronic/crontab``)."""
+        (``command=supercronic -overlapping /etc/supercronic/crontab``), and those of them
+        whose runner never lets a job overlap itself."""
         found: list[str] = []
+        serial: list[str] = []
         for f in self.discovery.files:
             if f.rel.endswith((".conf", ".ini")):
                 text = self.peek(f) or ""
@@ -111,14 +120,15 @@ class CronAssembly(Step):
                     for program in supervisor_programs(f.display, text):
                         for container in program.containers:
                             found += runner_files(container.command or "")
-        return tuple(dict.fromkeys(found))
+                            serial += serial_runner_files(container.command or "")
+        return tuple(dict.fromkeys(found)), tuple(dict.fromkeys(serial))
 
     def _dockerfile(self, f: SourceFile, cron_sources: dict[str, CronSource],
-                    runners: tuple[str, ...] = ()) -> None:
+                    runners: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> None:
         text = self.read(f, report=False)
         if text is None:
             return
-        result = parse_dockerfile(f.display, text, runners)
+        result = parse_dockerfile(f.display, text, *runners)
         base = os.path.dirname(f.rel)
         for hint, workdir in result.context_copies:
             self._place(base, hint, workdir)
@@ -131,6 +141,8 @@ class CronAssembly(Step):
                     target = cron_sources.setdefault(rel, CronSource(self.tree.files[rel]))
                     target.system = is_system_destination(hint.dest)
                     target.debian = hint.debian
+                    if hint.serial:
+                        target.serial = Span(f.display, hint.line, 1, hint.line, 1)
                     self.images.installed_by[self.tree.files[rel].display] = f.display
                     self.images.dockerfiles.add(f.display)
                     if hint.dest.startswith("/etc/cron.d"):
@@ -207,7 +219,7 @@ class CronAssembly(Step):
             self._add_cron_job(f.display, entry, os.path.dirname(f.rel), ignored or (
                 NeverRuns("unterminated", "cron does not run the last entry of a file without "
                                           "a final newline") if unterminated else None)
-                or entry.never_runs, src.confidence, in_crontab=True)
+                or entry.never_runs, src.confidence, in_crontab=True, serial=src.serial)
         for i, (name, where) in enumerate(names):
             self.project.cron_files.append(CronFile(
                 where, name, last if i == 0 else None, bool(result.entries), result.end_of_file,
@@ -215,12 +227,16 @@ class CronAssembly(Step):
                 confidence=src.confidence))
 
     def _add_cron_job(self, path: str, entry, base: str, never_runs: NeverRuns | None = None,
-                      confidence: Confidence = Confidence.HIGH, in_crontab: bool = False) -> None:
+                      confidence: Confidence = Confidence.HIGH, in_crontab: bool = False,
+                      serial: Span | None = None) -> None:
         """A job of a crontab entry (``in_crontab``: a line of a crontab file, which fixes
-        may edit, not one a Dockerfile writes)."""
+        may edit, not one a Dockerfile writes; ``serial``: where the runner that reads the
+        file is said never to let a job overlap itself)."""
         job = build_job(f"cron:{path}:{entry.span.line}", "cron", entry.span, entry.schedule,
                         [(entry.command, entry.locator)], self.tree, base, entry.user, entry.env,
                         never_runs=never_runs)
+        if serial is not None:
+            job = replace(job, guards=(*job.guards, Guard("supercronic", False, None, serial)))
         locate = entry.locator
         command_at = Span(path, locate.line, locate.columns[0], locate.line,
                           locate.columns[-1] + 1) if in_crontab and locate.columns else None

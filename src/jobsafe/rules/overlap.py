@@ -43,6 +43,10 @@ def work_text(job: Job) -> str:
     return job.command[:60]
 
 
+#: guards that are the cron runner itself (supercronic waits for a job's last run)
+RUNNER_GUARDS = ("supercronic",)
+
+
 def guarded(job: Job) -> bool:
     """Whether anything keeps a second copy out: a schedule guard or a lock in entry code."""
     return bool(job.guards) or any(lock.scope in ("host", "cluster") for lock in job.guard_locks)
@@ -247,6 +251,9 @@ class NoRuntimeBound(Rule):
                 continue
             interval = _time_limit(job)
             if job.source == "cron" and guarded(job):
+                if all(g.kind in RUNNER_GUARDS for g in job.guards) and not job.guard_locks \
+                        and not job.runs_project_code and not self.settings.strict:
+                    continue  # the runner's own wait on a system tool (JOB101's scope)
                 # only a guard that a hung run holds for ever; a TTL lock expires (JOB207)
                 held = [lock for lock in job.guard_locks
                         if lock.scope in ("host", "cluster") and not lock.expires_by_itself]
@@ -256,8 +263,10 @@ class NoRuntimeBound(Rule):
                 yield self.finding(
                     job.span,
                     message("`{schedule}` job is guarded by {kind} but has no time limit: one "
-                            "hung run holds the lock and every later run is skipped, silently",
-                            schedule=job.schedule.text, kind=forever[0]),
+                            "hung run {holds} and every later run is skipped, silently",
+                            schedule=job.schedule.text, kind=forever[0],
+                            holds=prose("keeps the runner from starting it again"
+                                        if forever[0] in RUNNER_GUARDS else "holds the lock")),
                     (job, *held[:0 if job.guards else 1]), job.id,
                     edits=wrap_crontab_command(job.command, job.command_at,
                                                f"timeout {coreutils_duration(interval)}")

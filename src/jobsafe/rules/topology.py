@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..model import Mount, Related, Severity, message, prose
 from . import Rule
 from .common import FactRule, in_test_code, locks_with_jobs
+from .overlap import RUNNER_GUARDS
 
 #: locks the kernel keeps on an open file (flock/fcntl), as opposed to O_EXCL lock files
 #: schedulers whose jobs run in a process that outlives the run (and keeps its pools)
@@ -37,7 +38,11 @@ class HostLocalLockMultiNode(Rule):
             locks = job.guard_locks
             if any(lock.scope == "cluster" for lock in locks):
                 continue
-            guard = job.guards[0] if job.guards else (locks[0] if locks else None)
+            if copies.one_host:
+                continue  # processes of one host (supervisor's numprocs) share its locks
+            # (the runner's own wait is not a lock a second copy could share: JOB101's scope)
+            guards = [g for g in job.guards if g.kind not in RUNNER_GUARDS]
+            guard = guards[0] if guards else (locks[0] if locks else None)
             if guard is None:
                 continue  # no lock at all: JOB101/JOB105 say so
             mount = mount_of(guard.path, job.mounts)
@@ -68,8 +73,9 @@ class HostLocalLockMultiNode(Rule):
         an overlap mutex (``withoutOverlapping()``) keeps out a copy that starts while a run
         is going, not one that starts after it ends."""
         claim = job.one_per_firing
-        if claim is not None and claim.scope == "cluster":
-            return
+        if claim is not None and (claim.scope == "cluster" or
+                                  (claim.scope == "host" and copies.one_host)):
+            return  # (supervisor's numprocs: the copies share the host, and its lock)
         laravel = job.source == "laravel"
         if claim is None:
             why = message("has no {name}: each of the scheduler's copies ({copies}) runs it at "

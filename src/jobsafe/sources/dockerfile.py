@@ -52,6 +52,16 @@ def runner_files(command: str, workdir: str = "/") -> list[str]:
     return found
 
 
+def serial_runner_files(command: str, workdir: str = "/") -> list[str]:
+    """The crontab files a command hands supercronic without ``-overlapping``: supercronic
+    waits for a job to finish before it starts that job again (its README, "Duplicate
+    Jobs"), so their jobs never overlap themselves."""
+    if "supercronic" not in command or re.search(r"(?:^|\s)--?overlapping\b", command):
+        return []
+    return [path for path in runner_files(command, workdir)
+            if re.search(r"supercronic\b[^&|;]*" + re.escape(path.rsplit("/", 1)[-1]), command)]
+
+
 def is_system_destination(dest: str) -> bool:
     return dest == "/etc/crontab" or dest.startswith("/etc/cron.d")
 
@@ -64,6 +74,8 @@ class CopyHint:
     dest: str
     #: the file a container's own runner reads (supercronic …), not cron's
     runner: bool = False
+    #: that runner never starts a job while its last run goes on (supercronic's default)
+    serial: bool = False
 
     @property
     def debian(self) -> bool:
@@ -77,6 +89,8 @@ class DockerfileResult:
     copies: list[CopyHint] = field(default_factory=list)
     #: container paths of crontabs a cron runner reads (supercronic FILE ...)
     runner_files: list[str] = field(default_factory=list)
+    #: those whose runner never lets a job overlap itself (supercronic without -overlapping)
+    serial_files: list[str] = field(default_factory=list)
     #: every COPY/ADD of the build context, with the WORKDIR it is made in (where each
     #: file lands in the image: a crontab's ``/usr/bin/cron-script`` is the context's
     #: ``docker/cron-script.sh``)
@@ -109,10 +123,12 @@ def _instructions(text: str):
             yield start + 1, column, m.group(1).upper(), m.group(2)
 
 
-def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = ()) -> DockerfileResult:
+def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
+                     serial: tuple[str, ...] = ()) -> DockerfileResult:
     """``runners``: container paths that a cron runner started elsewhere reads (a
-    supervisor program running ``supercronic /etc/supercronic/crontab``)."""
-    result = DockerfileResult(runner_files=list(runners))
+    supervisor program running ``supercronic /etc/supercronic/crontab``); ``serial``: those
+    of them whose runner does not let a job overlap itself."""
+    result = DockerfileResult(runner_files=list(runners), serial_files=list(serial))
     copies: list[tuple[CopyHint, str]] = []  # (the copy, the WORKDIR it is made in)
     instructions = []
     workdir = "/"
@@ -123,6 +139,7 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = ()) -> Doc
         instructions.append((line, column, instruction, args, workdir))
         if instruction in ("RUN", "CMD", "ENTRYPOINT") and _RUNNER.search(args):
             result.runner_files.extend(runner_files(args.replace("\\\n", " "), workdir))
+            result.serial_files.extend(serial_runner_files(args.replace("\\\n", " "), workdir))
     for line, column, instruction, args, workdir in instructions:
         if instruction in ("COPY", "ADD"):
             hint = _copy(line, column, args)
@@ -138,8 +155,11 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = ()) -> Doc
         sources = list(dict.fromkeys(
             found for source in hint.sources for file in result.runner_files
             if (found := _copied_as(hint, at, source, file)) is not None))
+        waits = any(_copied_as(hint, at, source, file) is not None
+                    for source in hint.sources for file in result.serial_files)
         if sources:
-            result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest, True))
+            result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest, True,
+                                          waits))
     return result
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..model import Span
-from .workloads import Container, Workload
+from .workloads import SUPERVISOR_PROGRAM, Container, Workload
 
 _SECTION = re.compile(r"^\[([^\]\n]+)\][ \t]*$", re.M)
 _KEY = re.compile(r"^([A-Za-z_]+)[ \t]*[=:][ \t]*(.*)$")
@@ -35,7 +35,7 @@ def supervisor_programs(path: str, text: str) -> list[Workload]:
         copies = int(numprocs[0]) if numprocs[0].isdigit() else 1
         note = f"numprocs={copies} in supervisor program {name}" if copies > 1 else ""
         found.append(Workload(
-            "supervisor program", name, max(copies, 1), Span(path, numprocs[1]), note,
+            SUPERVISOR_PROGRAM, name, max(copies, 1), Span(path, numprocs[1]), note,
             [Container(name, "", command, Span(path, command_line))]))
     return found
 

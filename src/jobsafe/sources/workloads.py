@@ -33,6 +33,10 @@ class Container:
     dockerfile: str | None = None  # display path of the Dockerfile that builds it (compose)
 
 
+#: the kind of a supervisor program's workload: its copies are processes of one host
+SUPERVISOR_PROGRAM = "supervisor program"
+
+
 @dataclass
 class Workload:
     kind: str  # Deployment | StatefulSet | DaemonSet | ReplicaSet | compose service
@@ -44,7 +48,8 @@ class Workload:
 
     @property
     def replicas(self) -> Copies:
-        return Copies(self.copies, self.evidence, self.note)
+        return Copies(self.copies, self.evidence, self.note,
+                      one_host=self.kind == SUPERVISOR_PROGRAM)
 
 
 _CRON_DAEMON = re.compile(r"(?:^|[\s/'\"])(?:cron|crond|supercronic|go-crond|busybox\s+crond)(?:[\s'\"]|$)")

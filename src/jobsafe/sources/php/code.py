@@ -28,6 +28,7 @@ from ...model import (
 )
 from .index import PhpClass, PhpIndex, read_class
 from .laravel import CacheStore
+from .symfony import handles
 from .syntax import (
     CALL_NODES,
     PhpFile,
@@ -433,6 +434,16 @@ class PhpAnalyzer:
             found = self.index.function(method)
             return (None, found[1]) if found is not None else None
         cls: PhpClass | None = None
+        if node.type == "member_call_expression" and method == "dispatch":
+            # Symfony Messenger: $bus->dispatch(new ProcessTransfer(...)) runs the message's
+            # handler (on a worker, or at once for a sync transport)
+            made = next(iter(arguments(node)), None)
+            name = made.named_children[0] if made is not None and \
+                made.type == "object_creation_expression" and made.named_children else None
+            if name is not None:
+                handler = self.index.message_handler(php.qualified(php.text_of(name)), handles)
+                if handler is not None:
+                    return handler[0].method(handler[1], self.index)
         if node.type == "scoped_call_expression":
             scope = php.text_of(node.child_by_field_name("scope") or node)
             cls = frame.cls if scope in ("self", "static") else \
@@ -661,8 +672,9 @@ class PhpAnalyzer:
                 try_lock, blocking = wait == 0, wait != 0
                 if wait < 0:
                     wait = None  # a negative timeout waits forever
+        key = args[0] if args[0] and not args[0].startswith((":", "?", "$")) else None
         lock = Lock(kind="mysql-get-lock" if function == "GET_LOCK" else "pg-advisory",
-                    scope="cluster", span=php.span(node, whole=False), key=args[0] or None,
+                    scope="cluster", span=php.span(node, whole=False), key=key,
                     stale_handling="session", session=True, blocking=blocking, try_lock=try_lock,
                     wait_seconds=wait, result_checked=True if try_lock else None,
                     api=m.group(1) + "()")
