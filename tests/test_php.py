@@ -629,3 +629,20 @@ def test_a_message_dispatched_by_a_scheduled_command_reaches_its_handler(tmp_pat
     }
     assert findings(tmp_path, files) == [("crontab", 1, "JOB101"),
                                          ("src/Handler/ProcessTransferHandler.php", 6, "JOB403")]
+
+
+def test_a_loop_around_a_waiting_get_lock_is_no_retry_storm(tmp_path):
+    code = ("<?php\nfunction write_rrd($db, $id) {\n"
+            "    while (!$db->query(\"SELECT GET_LOCK('boost.ds.$id', 1)\")) { usleep(1000); }\n"
+            "    update($id);\n}\n")
+    assert [r for _, _, r in findings(tmp_path, {"boost.php": code})] == []
+
+
+def test_the_dispatcher_line_is_the_dispatcher_even_when_artisan_is_not_found(tmp_path):
+    files = {"Dockerfile": "FROM php:8.3\nRUN echo '* * * * * root php /srv/www/artisan "
+                           "schedule:run' >> /etc/crontab\n",
+             "app/Console/Kernel.php": "<?php\n$schedule->command('inspire')->hourly();\n"}
+    analysis = run_analysis(write(tmp_path, files))
+    assert analysis.findings == []
+    [line] = [j for j in analysis.project.jobs if j.source == "cron"]
+    assert [t.role for t in line.targets] == ["dispatch"]

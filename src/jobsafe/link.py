@@ -470,8 +470,10 @@ def targets_for(invocations: list[tuple[Invocation, bool]], tree: Tree, cwd: str
         else:
             identity = " ".join(argv)
         span = locate.span(inv.argv[0].start, inv.argv[-1].end)
-        role: Literal["run", "dispatch"] = "dispatch" if resolved is not None and \
-            resolved.kind == "artisan" and resolved.function in DISPATCH_COMMANDS else "run"
+        # (also when the artisan file is not where the command says: it is the dispatcher)
+        role: Literal["run", "dispatch"] = "dispatch" if any(
+            basename(a) == "artisan" for a in argv) and any(
+            a in DISPATCH_COMMANDS for a in argv) else "run"
         out.append((Target(tuple(argv), span, project, entry, identity.strip(), role), guarded))
     return out
 

@@ -820,7 +820,9 @@ class PhpAnalyzer:
         if condition is None or body is None:
             return
         cond = php.text_of(condition)
-        if not re.search(r"LOCK_NB|->get\(\s*\)|->acquire\(\s*\)|GET_LOCK|try_advisory", cond):
+        # only a try that does not wait (a GET_LOCK(x, 1) loop waits on purpose)
+        if not re.search(r"LOCK_NB|->get\(\s*\)|->acquire\(\s*\)|GET_LOCK\([^,()]*,\s*0\s*\)|"
+                         r"try_advisory", cond):
             return
         if re.search(r"[<>]=?|\$\w*(?:attempt|tries|retr|count|deadline)", cond.replace("->", "")):
             return  # a loop bounded by a counter or a deadline
