@@ -646,3 +646,24 @@ def test_the_dispatcher_line_is_the_dispatcher_even_when_artisan_is_not_found(tm
     assert analysis.findings == []
     [line] = [j for j in analysis.project.jobs if j.source == "cron"]
     assert [t.role for t in line.targets] == ["dispatch"]
+
+
+@pytest.mark.parametrize("code", [
+    # dokuwiki's io_lock: a wait that gives up after 3 s treats the lock as stale
+    "$t = time();\ndo {\n    if ((time() - $t) > 3) break;\n    $locked = @mkdir($lockDir);\n"
+    "    usleep(50);\n} while ($locked === false);\ntry { work(); } finally { @rmdir($lockDir); }",
+    # dokuwiki's indexer: removing a stale lock inside the retry loop is not its release
+    "while (!@mkdir($lockDir)) {\n    usleep(50);\n    if (time() - @filemtime($lockDir) > 300) {\n"
+    "        @rmdir($lockDir);\n    }\n}\ntry { work(); } finally { @rmdir($lockDir); }",
+])
+def test_lock_directories_with_their_stale_handling(tmp_path, code):
+    text = "<?php\nfunction locked($lockDir) {\n" + textwrap.indent(code, "    ") + "\n}\n"
+    analysis = run_analysis(write(tmp_path, {"io.php": text}))
+    assert [lock.kind for lock in analysis.project.code_locks] == ["lock-dir"]
+    assert analysis.findings == []
+
+
+def test_a_lock_directory_with_no_stale_handling_is_job202(tmp_path):
+    text = ("<?php\nfunction locked($lockDir) {\n    if (!@mkdir($lockDir)) { return; }\n"
+            "    try { work(); } finally { @rmdir($lockDir); }\n}\n")
+    assert findings(tmp_path, {"io.php": text}) == [("io.php", 3, "JOB202")]

@@ -107,6 +107,9 @@ class _Held:
     refused: tuple[int, int] | None = None
     #: released only in a ``catch``: kept after a run that succeeds (a throttle's spelling)
     release_in_catch: bool = False
+    #: the lines of the loop that retries the acquisition (a removal there clears a
+    #: stale lock before the next try; it is not the release)
+    retry_loop: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -721,8 +724,11 @@ class PhpAnalyzer:
         if not atomic and tested is None:
             return
         body = php.text_of(frame.function)
+        # an age: the lock's mtime, or a wait that gives up after a while (dokuwiki's
+        # io_lock: "waited longer than 3 seconds? -> stale lock")
         stale: StaleHandling = "pid-check" if re.search(r"posix_kill|posix_getpgid|/proc/", body) else \
-            "age-check" if re.search(r"filemtime|filectime|->getMTime", body) else "none"
+            "age-check" if re.search(r"filemtime|filectime|->getMTime|time\(\)\s*-", body) \
+            else "none"
         lock = Lock(kind="lock-dir" if name == "mkdir" else "pid-file" if "pid" in shown.lower()
                     else "lock-file", scope="host", span=php.span(node, whole=False), path=shown,
                     stale_handling=stale, existence_test=php.span(tested, whole=False)
@@ -734,8 +740,11 @@ class PhpAnalyzer:
     def _acquired(self, frame: _Frame, code: PhpCode, lock: Lock, handle: str | None,
                   node: Node) -> None:
         refused = _refused_branch(node)
+        loop = _retry_loop(node)
         frame.held.append(_Held(replace(lock, function=_function_name(frame)), handle,
-                                refused=refused))
+                                refused=refused, retry_loop=(loop.start_point.row + 1,
+                                                             loop.end_point.row + 1)
+                                if loop is not None else None))
         if lock.try_lock and lock.result_checked is False:
             code.facts.append(CodeFact("unchecked-try-lock", lock.span, lock.api or lock.kind,
                                        lock))
@@ -744,6 +753,9 @@ class PhpAnalyzer:
 
     def _released(self, frame: _Frame, handle: str | None, node: Node) -> None:
         for held in reversed(frame.held):
+            if held.retry_loop is not None and \
+                    held.retry_loop[0] <= node.start_point.row + 1 <= held.retry_loop[1]:
+                continue  # clearing a stale lock before trying again, not the release
             if held.release == "none" and handle is not None and held.handle == handle:
                 held.release = "atexit" if _inside(node, frame.shutdown_lines) else \
                     self._release_kind(node, frame)
@@ -965,6 +977,7 @@ def _tested(call: Node) -> bool:
     current = call.parent
     while current is not None and current.type in ("unary_op_expression",
                                                    "parenthesized_expression",
+                                                   "error_suppression_expression",
                                                    "binary_expression", "cast_expression"):
         if current.parent is not None and current.parent.type in (
                 "if_statement", "while_statement", "do_statement", "conditional_expression"):
@@ -980,7 +993,8 @@ def _refused_node(call: Node) -> Node | None:
     current = call.parent
     negated = False
     while current is not None and current.type in ("unary_op_expression",
-                                                   "parenthesized_expression"):
+                                                   "parenthesized_expression",
+                                                   "error_suppression_expression"):
         if current.type == "unary_op_expression" and current.text and current.text.startswith(b"!"):
             negated = not negated
         current = current.parent
@@ -990,6 +1004,25 @@ def _refused_node(call: Node) -> Node | None:
         return current.child_by_field_name("body")
     alternative = current.child_by_field_name("alternative")
     return alternative
+
+
+def _retry_loop(call: Node) -> Node | None:
+    """The ``while``/``do`` loop whose condition is this acquisition (``while
+    (!@mkdir($lock)) { … }``), or whose body assigns its result that the condition tests."""
+    current = call.parent
+    while current is not None and current.type in ("unary_op_expression",
+                                                   "parenthesized_expression",
+                                                   "error_suppression_expression",
+                                                   "assignment_expression", "binary_expression",
+                                                   "expression_statement"):
+        current = current.parent
+    if current is not None and current.type in ("while_statement", "do_statement"):
+        return current
+    if current is not None and current.type == "compound_statement" and \
+            current.parent is not None and current.parent.type in ("while_statement",
+                                                                   "do_statement"):
+        return current.parent
+    return None
 
 
 def _refused_branch(call: Node) -> tuple[int, int] | None:
