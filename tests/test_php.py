@@ -667,3 +667,24 @@ def test_a_lock_directory_with_no_stale_handling_is_job202(tmp_path):
     text = ("<?php\nfunction locked($lockDir) {\n    if (!@mkdir($lockDir)) { return; }\n"
             "    try { work(); } finally { @rmdir($lockDir); }\n}\n")
     assert findings(tmp_path, {"io.php": text}) == [("io.php", 3, "JOB202")]
+
+
+@pytest.mark.parametrize("services,rules", [
+    # hyvor/relay: the lock factory is wired to a PostgreSqlStore: one lock for every copy
+    ("<?php\nuse Symfony\\Component\\Lock\\Store\\PostgreSqlStore;\n"
+     "$services->set(LockFactory::class)->args([service(PostgreSqlStore::class)]);\n", []),
+    (None, ["JOB107", "JOB301"]),  # the default store (semaphore or flock): the host's
+])
+def test_a_locked_schedule_takes_its_store_from_the_service_configuration(tmp_path, services,
+                                                                          rules):
+    files = {"src/S.php": "<?php\n#[AsSchedule]\nclass S {\n"
+                          "    public function __construct(private LockFactory $locks) {}\n"
+                          "    public function getSchedule(): Schedule {\n"
+                          "        return (new Schedule())->add(RecurringMessage::every('1 hour', "
+                          "new Sync()))->lock($this->locks->createLock('s'));\n    }\n}\n",
+             "compose.yaml": "services:\n  worker:\n    build: .\n    command: bin/console "
+                             "messenger:consume scheduler_default\n    deploy:\n      replicas: 2\n",
+             "Dockerfile": "FROM php:8.3\n"}
+    if services:
+        files["config/services.php"] = services
+    assert [r for _, _, r in findings(tmp_path, files)] == rules

@@ -16,6 +16,10 @@ _ENV_FILES = (".env.example", ".env_example", ".env.dist", ".env.sample", ".env"
               ".env.production.example")
 _LOCK_DSN = re.compile(r"^\s*LOCK_DSN\s*=\s*['\"]?([A-Za-z0-9_+-]+)", re.M)
 _LOCK_CONFIG = re.compile(r"^\s+lock:\s*['\"]?([^'\"\s#]+)", re.M)
+_STORE_CLASS = re.compile(
+    r"Lock\\+Store\\+(\w+Store)\b|\bnew\s+\\?(?:[\w\\]*\\)?((?:Flock|Semaphore|InMemory|Redis|"
+    r"Pdo|DoctrineDbal|DoctrineDbalPostgreSql|PostgreSql|Memcached|MongoDb|Zookeeper|Combined)"
+    r"Store)\b")
 _CLUSTER_DSN = ("redis", "rediss", "memcached", "mysql", "pgsql", "postgres", "postgresql",
                 "mongodb", "zookeeper", "dynamodb", "sqlsrv", "oci", "sqlite")
 
@@ -48,10 +52,16 @@ def app_settings(files: dict[str, SourceFile],
     if configured is not None and m and not m.group(1).startswith("%env("):
         # framework: lock: 'redis://…' written in the configuration
         scope = _dsn_scope(m.group(1))
-    elif env is not None:
-        m = _LOCK_DSN.search(env[1])
-        if m:
-            scope = _dsn_scope(m.group(1))
+    elif env is not None and (m := _LOCK_DSN.search(env[1])):
+        scope = _dsn_scope(m.group(1))
+    else:
+        # the lock factory wired in the service configuration (relay: a PostgreSqlStore)
+        services = first(("services.php",)) or first(("services.yaml",))
+        m = _STORE_CLASS.search(services[1]) if services is not None else None
+        store = next((g for g in m.groups() if g), None) if m else None
+        if store:
+            scope = "host" if store in ("FlockStore", "SemaphoreStore", "InMemoryStore") \
+                else "cluster"
     return PhpSettings(cache, scope)
 
 
