@@ -85,9 +85,10 @@ def test_audit_model_of_the_example():
     finally:
         os.chdir(old)
     assert audit.root == "legacy-billing"
-    assert dict(audit.by_source) == {"crontab": 7, "systemd timer": 1}
+    # the portal's schedule:run line is a crontab job; its task is the Laravel one
+    assert dict(audit.by_source) == {"crontab": 8, "systemd timer": 1, "Laravel scheduler": 1}
     concerns = {c.flag: c.count for c in audit.concerns}
-    assert concerns["unguarded"] == 2 and concerns["findings"] == 5
+    assert concerns["unguarded"] == 2 and concerns["findings"] == 6
     # docker/billing.cron is copied to /etc/cron.d/billing.cron, a name cron skips
     assert concerns["never"] == 1
     by_line = {(r.job.span.path, r.job.span.line): r for r in audit.rows}
@@ -116,7 +117,8 @@ def test_audit_model_of_the_example():
     # @reboot and a job that never runs are not on the clock; hourly jobs are beside the week
     assert [r.job.schedule.text for r in audit.off_clock] == ["@reboot", "15 3 * * *"]
     hourly = {audit.rows[i].job.schedule.text for i in audit.hourly}
-    assert hourly == {"*/5 * * * *", "*/35 * * * *", "0 * * * *"}
+    assert hourly == {"*/5 * * * *", "*/35 * * * *", "0 * * * *", "* * * * *",
+                      "everyTenMinutes()"}
     heat = audit.heat()
     assert heat[0][2] == 2  # 02:15 reconcile and 02:30 invoices, Berlin time
 
@@ -172,8 +174,8 @@ def test_jobs_html_and_audit_commands(tmp_path, monkeypatch):
                                        "--json", str(tmp_path / "a.json")])
     assert result.exit_code == 0, result.output  # an audit reports; `check` gates
     assert (tmp_path / "a.html").read_text() == out.read_text()
-    assert len(json.loads((tmp_path / "a.json").read_text())["jobs"]) == 8
-    assert "wrote the html report of 8 jobs" in result.output
+    assert len(json.loads((tmp_path / "a.json").read_text())["jobs"]) == 10
+    assert "wrote the html report of 10 jobs" in result.output
     monkeypatch.chdir(tmp_path)
     (tmp_path / "crontab").write_text("0 3 * * * /bin/true\n")
     assert CliRunner().invoke(main, ["audit"]).exit_code == 0

@@ -67,16 +67,16 @@ def test_hover_click_sort_and_filter_in_the_page(tmp_path):
                     [...tip.querySelectorAll("li")].map(li => li.textContent)];
         })()""")
         hidden, head, items = tip
-        assert not hidden and head == "Mon 02:00–02:59 · 2 jobs (and 3 every hour)"
+        assert not hidden and head == "Mon 02:00–02:59 · 2 jobs (and 5 every hour)"
         assert any(item.endswith("deploy/crontab:9 · At 02:30 (Europe/Berlin) (once)")
                    for item in items)
-        assert sum(item.endswith("(every hour)") for item in items) == 3
+        assert sum(item.endswith("(every hour)") for item in items) == 5
         shown = page.evaluate("""(() => {
             document.querySelector('td[data-hour="2"]').click();
             return [document.getElementById("shown").textContent,
                     document.querySelectorAll("#inventory tbody tr:not([hidden])").length];
         })()""")
-        assert shown == ["5 of 8 jobs starting Mon 02:00–02:59", 5]
+        assert shown == ["7 of 10 jobs starting Mon 02:00–02:59", 7]
         order = page.evaluate("""(() => {
             document.getElementById("clear").click();
             document.querySelector('th button[data-col="2"]').click();  // Every, ascending
@@ -91,7 +91,7 @@ def test_hover_click_sort_and_filter_in_the_page(tmp_path):
             search.dispatchEvent(new Event("input"));
             return document.getElementById("shown").textContent;
         })()""")
-        assert found == "1 of 8 jobs"
+        assert found == "1 of 10 jobs"
         assert page.console == []
     finally:
         page.close()
