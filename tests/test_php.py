@@ -688,3 +688,22 @@ def test_a_locked_schedule_takes_its_store_from_the_service_configuration(tmp_pa
     if services:
         files["config/services.php"] = services
     assert [r for _, _, r in findings(tmp_path, files)] == rules
+
+
+def test_tasks_through_an_apps_class_that_forwards_to_the_scheduler(tmp_path):
+    """monica's spelling: routes/console.php calls the app's own Schedule class, whose
+    __callStatic passes each call on to Laravel's facade behind a when() gate: the tasks
+    are Laravel's, their time decided by the app's code."""
+    wrapper = ("<?php\nnamespace App\\Console\\Scheduling;\n"
+               "use Illuminate\\Support\\Facades\\Schedule as ScheduleFacade;\nclass Schedule {\n"
+               "    public static function __callStatic(string $method, array $args): void {\n"
+               "        $command = array_shift($args);\n"
+               "        ScheduleFacade::$method($command)->when(fn () => true);\n    }\n}\n")
+    routes = ("<?php\nuse App\\Console\\Scheduling\\Schedule;\n"
+              "Schedule::command('model:prune', 'daily');\nSchedule::job(Sync::class, 'minutes', 1);\n")
+    found = jobs(tmp_path, {"app/Console/Scheduling/Schedule.php": wrapper,
+                            "routes/console.php": routes})
+    assert [(j.command, j.schedule.kind, j.schedule.text) for j in found] == [
+        ("command: model:prune", "templated",
+         "daily through App\\Console\\Scheduling\\Schedule"),
+        ("job: Sync::class", "templated", "minutes, 1 through App\\Console\\Scheduling\\Schedule")]

@@ -16,7 +16,7 @@ from ..paths import is_test_path
 from ..schedule import cron_schedule_or_never, expand_macro
 from ..sources.php.index import PhpClass, command_names
 from ..sources.php.code import SYMFONY_HOST_STORES
-from ..sources.php.laravel import MUTEX_MINUTES, Task, scheduled_tasks
+from ..sources.php.laravel import MUTEX_MINUTES, Task, forwards_to_scheduler, scheduled_tasks
 from ..sources.php.symfony import Recurring, handles, recurring_messages, symfony_cron
 from ..sources.php.syntax import PhpFile, arguments, constant_values, number_value, string_value
 from ..sources.shell import Locator, analyze
@@ -37,6 +37,17 @@ class PhpAssembly(Step):
             self.guarded(index.files[rel].display, partial(self._code, rel))
         self.project.parse_errors.extend(index.errors)
 
+    def _forwarders(self) -> frozenset[str]:
+        """The project's classes that pass their static calls on to Laravel's scheduler."""
+        if self._forwarding is None:
+            index = self.tree.php
+            self._forwarding = frozenset(
+                cls.fqn for rel in index.marked("forwards") for cls in index.classes_in(rel)
+                if forwards_to_scheduler(cls.php, cls.node))
+        return self._forwarding
+
+    _forwarding: frozenset[str] | None = None
+
     def _code(self, rel: str) -> None:
         """Locks and hazards of every function in the file, scheduled or not (as for
         Python: a lock's defects are defects wherever it is taken)."""
@@ -55,7 +66,7 @@ class PhpAssembly(Step):
         php = self.tree.php.parsed(rel, keep=False)
         if php is None:
             return
-        tasks = scheduled_tasks(php)
+        tasks = scheduled_tasks(php, self._forwarders())
         if tasks:
             self.tree.php.report_errors(rel)
             self.texts.setdefault(php.display, ("php", php.text))

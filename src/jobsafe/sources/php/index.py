@@ -25,6 +25,7 @@ MARKS = {
                           r"stripe|dedup"),
     "symfony-schedule": re.compile(r"RecurringMessage::|AsCronTask|AsPeriodicTask"),
     "handler": re.compile(r"AsMessageHandler|MessageHandlerInterface"),
+    "forwards": re.compile(r"function\s+__callStatic"),
 }
 _DECLARATION = re.compile(r"^\s*(?:(?:abstract|final|readonly)\s+)*(?:class|trait|enum)\s+(\w+)",
                           re.M)

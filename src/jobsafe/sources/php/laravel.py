@@ -209,12 +209,13 @@ FREQUENCY_METHODS = frozenset({
 _SCHEDULERS = {"Illuminate\\Console\\Scheduling\\Schedule", "Illuminate\\Support\\Facades\\Schedule"}
 
 
-def _laravels(php: PhpFile, name: str) -> bool:
-    """``Schedule`` names Laravel's scheduler: imported from Illuminate, or the global
-    alias (not an app's own class of that name)."""
+def _laravels(php: PhpFile, name: str, forwarders: frozenset[str] = frozenset()) -> bool:
+    """``Schedule`` names Laravel's scheduler: imported from Illuminate, the global alias,
+    or an app's class that forwards its static calls to it (``forwarders``); not an app's
+    own class of that name otherwise."""
     full = php.qualified(name.lstrip("?"))
-    return full in _SCHEDULERS or (name.lstrip("?\\") == "Schedule" and
-                                   "Schedule" not in php.imports)
+    return full in _SCHEDULERS or full in forwarders or (
+        name.lstrip("?\\") == "Schedule" and "Schedule" not in php.imports)
 
 
 def _schedule_receivers(php: PhpFile) -> set[str]:
@@ -241,6 +242,15 @@ def _schedule_receivers(php: PhpFile) -> set[str]:
     return names
 
 
+def forwards_to_scheduler(php: PhpFile, cls_node: Node) -> bool:
+    """A class whose ``__callStatic`` passes its calls on to Laravel's scheduler (monica's
+    ``App\\Console\\Scheduling\\Schedule``): its static calls declare tasks."""
+    text = php.text_of(cls_node)
+    return "__callStatic" in text and any(
+        full in _SCHEDULERS for full in php.imports.values()) and re.search(
+        r"function\s+__callStatic[\s\S]*?\b\w+::\$\w+\(", text) is not None
+
+
 def _is_scheduler(node: Node, php: PhpFile, receivers: set[str]) -> bool:
     if node.type in ("variable_name", "member_access_expression", "function_call_expression"):
         text = php.text_of(node)
@@ -251,11 +261,12 @@ def _is_scheduler(node: Node, php: PhpFile, receivers: set[str]) -> bool:
     return False
 
 
-def scheduled_tasks(php: PhpFile) -> list[Task]:
+def scheduled_tasks(php: PhpFile, forwarders: frozenset[str] = frozenset()) -> list[Task]:
     """Every task the file declares: chains of calls whose innermost call is
     ``$schedule->command|job|call|exec(...)`` or ``Schedule::…(...)``, also when the task
     is kept in a variable and configured by later statements (``$fetch =
-    $schedule->command(...); … $fetch->everyFiveMinutes();``)."""
+    $schedule->command(...); … $fetch->everyFiveMinutes();``). ``forwarders``: the
+    app's classes that pass their static calls on to the scheduler."""
     receivers = _schedule_receivers(php)
     tasks: list[Task] = []
     kept: dict[str, Task] = {}  # task variables
@@ -294,7 +305,11 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
         holder = node.child_by_field_name("object") if node.type == "member_call_expression" \
             else node.child_by_field_name("scope") if node.type == "scoped_call_expression" \
             else None
-        if name is None or holder is None or not _is_scheduler(holder, php, receivers):
+        if name is None or holder is None:
+            continue
+        forwarded = holder.type in ("name", "qualified_name") and \
+            php.qualified(php.text_of(holder)) in forwarders
+        if not forwarded and not _is_scheduler(holder, php, receivers):
             continue
         if chain and chain[0][0] == "group":
             # Schedule::daily()->onOneServer()->group(fn () => …): the tasks declared in
@@ -317,6 +332,11 @@ def scheduled_tasks(php: PhpFile) -> list[Task]:
                     branches=_branches(statement, php))
         for method, call in task.chain:
             _apply(task, method, call, php)
+        if forwarded:  # the app's class decides when (monica: a when() gate per frequency)
+            task.expression = None
+            said = ", ".join(string_value(a, php) or php.text_of(a) for a in args[1:]) \
+                or "its frequency"
+            task.methods = [f"{said} through {php.qualified(php.text_of(holder))}"]
         if _never_due(task, php):
             continue  # ->skip(fn () => true): a probe of the mutex name, never run
         tasks.append(task)
