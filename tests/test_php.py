@@ -707,3 +707,19 @@ def test_tasks_through_an_apps_class_that_forwards_to_the_scheduler(tmp_path):
         ("command: model:prune", "templated",
          "daily through App\\Console\\Scheduling\\Schedule"),
         ("job: Sync::class", "templated", "minutes, 1 through App\\Console\\Scheduling\\Schedule")]
+
+
+def test_a_lock_file_tested_by_the_caller_and_created_by_a_helper(tmp_path):
+    """mobicoop's spelling: the caller tests the running file, a helper creates it and
+    keeps its pointer in a property, another helper removes it."""
+    code = ("<?php\nclass Territories {\n    private const RUNNING_FILE = 'link.running';\n"
+            "    public function link() {\n"
+            "        if (file_exists($this->tmp.self::RUNNING_FILE)) { return false; }\n"
+            "        $this->createRunningFile();\n        work();\n"
+            "        return $this->closeRunningFile();\n    }\n"
+            "    private function createRunningFile() {\n"
+            "        $this->fp = fopen($this->tmp.self::RUNNING_FILE, 'w');\n    }\n"
+            "    private function closeRunningFile() {\n"
+            "        return fclose($this->fp) && unlink($this->tmp.self::RUNNING_FILE);\n    }\n}\n")
+    assert findings(tmp_path, {"Territories.php": code}) == [
+        ("Territories.php", 5, "JOB201"), ("Territories.php", 11, "JOB202")]

@@ -140,6 +140,9 @@ class _Frame:
     held: list[_Held] = field(default_factory=list)
     #: lock objects made but not yet acquired (``$lock = Cache::lock(...)``), by variable
     pending: dict[str, Lock] = field(default_factory=dict)
+    #: lock-like paths whose existence was tested (``file_exists($lockFile)``), also by a
+    #: caller: a helper that then creates the file completes the caller's test-then-create
+    tested: dict[str, Span] = field(default_factory=dict)
     exits: list[tuple[Span, str]] = field(default_factory=list)
     returns: list[Origin] = field(default_factory=list)
     #: the lines of shutdown-function closures in this function
@@ -196,8 +199,10 @@ class PhpAnalyzer:
     # -- one function
     def _function(self, php: PhpFile, cls: PhpClass | None, fn: Node,
                   bound: dict[str, Origin], code: PhpCode, depth: int,
-                  active: set) -> list[Origin]:
-        key = (php.display, fn.start_byte, tuple(sorted(bound.items(), key=lambda kv: kv[0])))
+                  active: set, tested: dict[str, Span] | None = None) -> list[Origin]:
+        tested = tested or {}
+        key = (php.display, fn.start_byte, tuple(sorted(bound.items(), key=lambda kv: kv[0])),
+               tuple(sorted(tested.items(), key=lambda kv: kv[0])))
         if key in active:
             return []
         # a function's summary (its locks, facts, files and returned origins) is computed
@@ -205,7 +210,7 @@ class PhpAnalyzer:
         summary_key = (*key, depth > 0)
         summary = self._summaries.get(summary_key)
         if summary is None:
-            summary = self._summarize(php, cls, fn, bound, depth, active | {key})
+            summary = self._summarize(php, cls, fn, bound, depth, active | {key}, tested)
             self._summaries[summary_key] = summary
         code.locks.extend(summary.locks)
         code.facts.extend(summary.facts)
@@ -213,9 +218,10 @@ class PhpAnalyzer:
         return list(summary.returns)
 
     def _summarize(self, php: PhpFile, cls: PhpClass | None, fn: Node,
-                   bound: dict[str, Origin], depth: int, active: set) -> _Summary:
+                   bound: dict[str, Origin], depth: int, active: set,
+                   tested: dict[str, Span]) -> _Summary:
         code = PhpCode()
-        frame = _Frame(php, cls, fn, origins=dict(bound))
+        frame = _Frame(php, cls, fn, origins=dict(bound), tested=dict(tested))
         self._parameters(frame)
         body = fn if fn.type == "program" else fn.child_by_field_name("body")
         if body is None:
@@ -414,7 +420,9 @@ class PhpAnalyzer:
             if origin is not None:
                 bound[name] = origin
         php = cls.php if cls is not None else frame.php
-        returns = self._function(php, cls, fn, bound, code, depth + 1, active)
+        # (the caller's tested lock paths, for a helper in the same file that creates one)
+        tested = frame.tested if php is frame.php else None
+        returns = self._function(php, cls, fn, bound, code, depth + 1, active, tested)
         parent = node.parent
         if returns and parent is not None and parent.type == "assignment_expression":
             left = parent.child_by_field_name("left")
@@ -705,7 +713,7 @@ class PhpAnalyzer:
     def _existence_test(self, node: Node, path: Node, frame: _Frame) -> None:
         text = self._path_text(path, frame)
         if _LOCKISH.search(text) or _LOCKISH.search(frame.php.text_of(path)):
-            frame.values[f"<exists>{frame.php.text_of(path)}"] = node
+            frame.tested[frame.php.text_of(path)] = frame.php.span(node, whole=False)
 
     def _file_lock(self, node: Node, name: str, args: list[Node], frame: _Frame,
                    code: PhpCode) -> None:
@@ -714,7 +722,7 @@ class PhpAnalyzer:
         shown = self._path_text(args[0], frame)
         if not (_LOCKISH.search(shown) or _LOCKISH.search(path_text)):
             return
-        tested = frame.values.get(f"<exists>{path_text}")
+        tested = frame.tested.get(path_text)
         mode = string_value(args[1], php) if len(args) > 1 else None
         if name == "fopen" and not (mode or "").startswith("x") and \
                 (tested is None or not (mode or "").startswith(("w", "a"))):
@@ -731,8 +739,8 @@ class PhpAnalyzer:
             else "none"
         lock = Lock(kind="lock-dir" if name == "mkdir" else "pid-file" if "pid" in shown.lower()
                     else "lock-file", scope="host", span=php.span(node, whole=False), path=shown,
-                    stale_handling=stale, existence_test=php.span(tested, whole=False)
-                    if tested is not None and not atomic else None, atomic=atomic,
+                    stale_handling=stale, existence_test=tested if not atomic else None,
+                    atomic=atomic,
                     api=f"{name}()")
         self._acquired(frame, code, lock, shown, node)
 

@@ -21,7 +21,8 @@ MARKS = {
     # the vocabulary of locks, exits around them, and payment keys
     "hazards": re.compile(r"(?i)flock\s*\(|LOCK_(?:EX|NB|SH)|(?:->|::)lock\s*\(|createLock|"
                           r"LockableTrait|GET_LOCK|advisory_(?:xact_)?lock|Cache::|cache\(\)|"
-                          r"\.lock\b|\$\w*lock\w*|lock_?file|\.pid\b|pid_?file|idempoten|"
+                          r"\.lock\b|\$\w*lock\w*|lock_?file|\.pid\b|pid_?file|running_?file|"
+                          r"\.running\b|idempoten|"
                           r"stripe|dedup"),
     "symfony-schedule": re.compile(r"RecurringMessage::|AsCronTask|AsPeriodicTask"),
     "handler": re.compile(r"AsMessageHandler|MessageHandlerInterface"),
