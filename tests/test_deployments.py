@@ -168,3 +168,18 @@ def test_supercronic_waits_for_a_job_unless_told_to_overlap(tmp_path, flags, rul
     (tmp_path / "docker/supervisord.conf").write_text(
         f"[program:cron]\ncommand=supercronic {flags}/etc/supercronic/crontab\n")
     assert [f.rule for f in run_analysis(tmp_path).findings] == rules
+
+
+def test_a_crontab_in_etc_crontabs_read_by_supercronic_is_the_runners(tmp_path):
+    """stripe-mirakl-connector: COPY crontab /etc/crontabs/connector-crontab, and supervisord
+    runs `supercronic … /etc/crontabs/connector-crontab`: supercronic's file, its jobs guarded
+    by supercronic's wait."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config/crontab").write_text("*/5 * * * * php /app/bin/sync.php\n")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin/sync.php").write_text("<?php\nsync_all();\n")
+    (tmp_path / "Dockerfile").write_text("FROM php:8.3\nCOPY . /app\n"
+                                         "COPY config/crontab /etc/crontabs/connector-crontab\n")
+    (tmp_path / "config/supervisord.conf").write_text(
+        "[program:cron]\ncommand=supercronic -split-logs /etc/crontabs/connector-crontab\n")
+    assert [f.rule for f in run_analysis(tmp_path).findings] == ["JOB104"]

@@ -47,7 +47,10 @@ def runner_files(command: str, workdir: str = "/") -> list[str]:
         path = positional[-1].split(":", 1)[1] if name == "go-crond" and ":" in positional[-1] \
             else positional[-1]
         path = path if path.startswith("/") else workdir.rstrip("/") + "/" + path
-        if not path.startswith("/etc/cron"):
+        # (`crontab /etc/cron.d/x` installs what cron reads anyway, and /etc/crontab is
+        # read as cron's; a runner given a file under /etc/crontabs reads it itself)
+        if not (path.startswith("/etc/cron") and (name == "crontab" or
+                                                  is_system_destination(path))):
             found.append(path)
     return found
 
@@ -150,6 +153,13 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
     result.context_copies = copies
     for hint, at in copies:
         if is_cron_destination(hint.dest):
+            # a crontab put where cron looks, but read by a runner (supervisord runs
+            # `supercronic /etc/crontabs/app`): the runner's file
+            read = [f for f in result.runner_files if any(
+                _copied_as(hint, at, source, f) is not None for source in hint.sources)]
+            if read:
+                hint = CopyHint(hint.line, hint.column, hint.sources, hint.dest, True,
+                                any(f in result.serial_files for f in read))
             result.copies.append(hint)
             continue
         sources = list(dict.fromkeys(
