@@ -305,9 +305,7 @@ class Tree:
         if cls is None:
             return None
         method = next(m for m in methods if cls.method(m, self.php))
-        rel = next((r for r, f in self.files.items() if f.display == cls.php.display), None)
-        if rel is not None:
-            self.php.report_errors(rel)
+        self.php.report_errors_of(cls.php)
         return self.php_entry(cls.php.display, resolved.kind, f"{cls.name}::{method}",
                               self.php_analyzer.entry(cls, method))
 

@@ -16,6 +16,7 @@ from ..sources.crontab import (
     parse_crontab,
 )
 from ..sources.dockerfile import (
+    CopyHint,
     is_system_destination,
     parse_dockerfile,
     runner_files,
@@ -150,13 +151,10 @@ class CronAssembly(Step):
                             else hint.dest.rsplit("/", 1)[-1]
                         target.installs.append((name, Span(f.display, hint.line, 1, hint.line, 1)))
 
-    def _place(self, base: str, hint, workdir: str) -> None:
+    def _place(self, base: str, hint: CopyHint, workdir: str) -> None:
         """Tell the tree where a COPY puts context files in the image, so that a command
         naming the container path finds the file (``COPY run.sh /usr/bin/run-job``)."""
-        dest = hint.dest if hint.dest.startswith("/") else workdir.rstrip("/") + "/" + hint.dest
-        folder = hint.dest.endswith(("/", "/.")) or hint.dest in (".", "./") or \
-            len(hint.sources) > 1
-        dest = dest.removesuffix("/.").rstrip("/") or "/"
+        dest, folder = hint.landing(workdir)
         for src in hint.sources:
             rel = os.path.normpath(os.path.join(base, src.lstrip("/"))).lstrip("/")
             rel = "" if rel == "." else rel

@@ -27,13 +27,16 @@ from .context import Step
 class PhpAssembly(Step):
     def run(self) -> None:
         index = self.tree.php
+        hazards = index.marked("hazards")
         for rel in index.marked("schedule"):
             if not is_test_path(rel):
-                self.guarded(index.files[rel].display, partial(self._tasks, rel))
+                # (kept parsed when its hazards are read next: parsed once)
+                self.guarded(index.files[rel].display,
+                             partial(self._tasks, rel, rel in hazards))
         for rel in index.marked("symfony-schedule"):
             if not is_test_path(rel):
                 self.guarded(index.files[rel].display, partial(self._recurring, rel))
-        for rel in index.marked("hazards"):
+        for rel in hazards:
             self.guarded(index.files[rel].display, partial(self._code, rel))
         self.project.parse_errors.extend(index.errors)
 
@@ -62,8 +65,8 @@ class PhpAssembly(Step):
             self.project.code_facts.extend(f for f in code.facts if not f.kind.startswith("key-"))
         self.texts.setdefault(php.display, ("php", php.text))
 
-    def _tasks(self, rel: str) -> None:
-        php = self.tree.php.parsed(rel, keep=False)
+    def _tasks(self, rel: str, keep: bool) -> None:
+        php = self.tree.php.parsed(rel, keep=keep)
         if php is None:
             return
         tasks = scheduled_tasks(php, self._forwarders())
@@ -276,21 +279,17 @@ class PhpAssembly(Step):
 
 
 def _queue_guards(cls: PhpClass, confidence: Confidence, scope: LockScope) -> tuple[Lock, ...]:
-    """A queued job's own overlap guards: ``implements ShouldBeUnique`` (a cache lock held
+    """A queued job's own overlap guard: ``implements ShouldBeUnique`` (a cache lock held
     until the job is processed) or the ``WithoutOverlapping`` job middleware."""
-    text = cls.php.text_of(cls.node)
-    span = cls.php.span(cls.node, whole=False)
     if cls.interfaces & {"ShouldBeUnique", "ShouldBeUniqueUntilProcessing"}:
-        return (Lock(kind="cache-lock", scope=scope, span=span, key=cls.name,
-                     ttl_seconds=UNKNOWN_TTL, stale_handling="ttl", try_lock=True,
-                     result_checked=True, release="finally", api="ShouldBeUnique",
-                     confidence=confidence),)
-    if re.search(r"\bWithoutOverlapping\b", text):
-        return (Lock(kind="cache-lock", scope=scope, span=span, key=cls.name,
-                     ttl_seconds=UNKNOWN_TTL, stale_handling="ttl", try_lock=True,
-                     result_checked=True, release="finally", api="WithoutOverlapping middleware",
-                     confidence=confidence),)
-    return ()
+        api = "ShouldBeUnique"
+    elif re.search(r"\bWithoutOverlapping\b", cls.php.text_of(cls.node)):
+        api = "WithoutOverlapping middleware"
+    else:
+        return ()
+    return (Lock(kind="cache-lock", scope=scope, span=cls.php.span(cls.node, whole=False),
+                 key=cls.name, ttl_seconds=UNKNOWN_TTL, stale_handling="ttl", try_lock=True,
+                 result_checked=True, release="finally", api=api, confidence=confidence),)
 
 
 def _class_constant(node: Node, php: PhpFile) -> str | None:

@@ -80,6 +80,13 @@ class CopyHint:
     #: that runner never starts a job while its last run goes on (supercronic's default)
     serial: bool = False
 
+    def landing(self, workdir: str) -> tuple[str, bool]:
+        """Where the copy lands in the image (a relative destination from ``workdir``), and
+        whether that is a folder the sources go into."""
+        dest = self.dest if self.dest.startswith("/") else workdir.rstrip("/") + "/" + self.dest
+        folder = dest.endswith(("/", "/.")) or self.dest in (".", "./") or len(self.sources) > 1
+        return dest.removesuffix("/.").rstrip("/") or "/", folder
+
     @property
     def debian(self) -> bool:
         """Read as Debian's cron reads it (not by a runner, nor busybox's /etc/crontabs)."""
@@ -177,10 +184,7 @@ def _copied_as(hint: CopyHint, workdir: str, source: str, file: str) -> str | No
     """The build-context path a COPY puts at the container path ``file`` (``COPY crontab
     /app/crontab``; ``COPY crontab .`` in WORKDIR /app; ``COPY . .``: the file of the same
     relative path), or None."""
-    dest = hint.dest if hint.dest.startswith("/") else \
-        workdir.rstrip("/") + "/" + hint.dest
-    folder = dest.endswith(("/", "/.")) or hint.dest in (".", "./") or len(hint.sources) > 1
-    dest = dest.removesuffix("/.").rstrip("/") or "/"
+    dest, folder = hint.landing(workdir)
     if not folder:
         return source if dest == file and not source.endswith("/") and source != "." else None
     if not file.startswith(dest.rstrip("/") + "/"):

@@ -31,7 +31,6 @@ MARKS = {
 _DECLARATION = re.compile(r"^\s*(?:(?:abstract|final|readonly)\s+)*(?:class|trait|enum)\s+(\w+)",
                           re.M)
 _FUNCTION = re.compile(r"^function\s+&?(\w+)\s*\(", re.M)
-_NAMESPACE = re.compile(r"^\s*namespace\s+([\w\\]+)\s*[;{]", re.M)
 #: how a command class names itself: Laravel's ``$signature``/``$name``, Symfony's
 #: ``#[AsCommand(name: ...)]``, ``$defaultName``, ``setName()``/``parent::__construct()``
 _COMMAND_NAME = re.compile(
@@ -168,6 +167,7 @@ class PhpIndex:
         self._classes_in: dict[str, list[PhpClass]] = {}
         self._klass: dict[str, PhpClass | None] = {}
         self._function_at: dict[str, tuple[PhpFile, Node] | None] = {}
+        self._rel_of: dict[str, str] | None = None  # display path -> rel
 
     # -- text scan
     def _scan(self) -> dict[str, frozenset[str]]:
@@ -209,6 +209,14 @@ class PhpIndex:
         if keep:
             self._parsed[rel] = php
         return php
+
+    def report_errors_of(self, php: PhpFile) -> None:
+        """``report_errors`` for a parsed file (a class found by a lookup)."""
+        if self._rel_of is None:
+            self._rel_of = {f.display: rel for rel, f in self.files.items()}
+        rel = self._rel_of.get(php.display)
+        if rel is not None:
+            self.report_errors(rel)
 
     def report_errors(self, rel: str) -> None:
         """A syntax error in a file a job runs is a JOB900 (once per file)."""

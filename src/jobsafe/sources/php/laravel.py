@@ -443,8 +443,8 @@ def _only_call_site(method: Node, php: PhpFile) -> Node | None:
 
 # ------------------------------------------------------------------------------ cache store
 
-#: cache drivers whose keys every server sees, and those local to a host or a process
-CLUSTER_STORES = frozenset({"redis", "database", "memcached", "dynamodb", "octane", "mongodb"})
+#: cache drivers local to a host or to a process (redis, database, memcached, dynamodb and
+#: the others: every server sees their keys)
 HOST_STORES = frozenset({"file", "apc"})
 PROCESS_STORES = frozenset({"array", "null"})
 
