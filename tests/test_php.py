@@ -723,3 +723,77 @@ def test_a_lock_file_tested_by_the_caller_and_created_by_a_helper(tmp_path):
             "        return fclose($this->fp) && unlink($this->tmp.self::RUNNING_FILE);\n    }\n}\n")
     assert findings(tmp_path, {"Territories.php": code}) == [
         ("Territories.php", 5, "JOB201"), ("Territories.php", 11, "JOB202")]
+
+
+@pytest.mark.parametrize("checker", [
+    # another class (another job) reads the age of the same file and clears it
+    ("<?php\nclass Checker {\n    private const RUNNING = 'link.running';\n"
+     "    public function check($limit) {\n"
+     "        if (filemtime($this->dir.self::RUNNING) < $limit) {\n"
+     "            unlink($this->dir.self::RUNNING);\n        }\n    }\n}\n"),
+    # a plain script, the name as a literal ending a directory
+    "<?php\nif (time() - filemtime('/var/tmp/link.running') > 86400) { unlink('/var/tmp/link.running'); }\n",
+])
+def test_a_lock_file_whose_age_other_code_checks_has_stale_handling(tmp_path, checker):
+    code = ("<?php\nclass Territories {\n    private const RUNNING_FILE = 'link.running';\n"
+            "    public function link() {\n"
+            "        if (file_exists($this->tmp.self::RUNNING_FILE)) { return false; }\n"
+            "        $fp = fopen($this->tmp.self::RUNNING_FILE, 'w');\n        work();\n"
+            "        fclose($fp);\n        unlink($this->tmp.self::RUNNING_FILE);\n    }\n}\n")
+    assert findings(tmp_path, {"Territories.php": code, "Checker.php": checker}) == [
+        ("Territories.php", 5, "JOB201"), ("Territories.php", 9, "JOB203")]
+    # the age of another file is no stale handling of this one
+    other = checker.replace("link.running", "other.running")
+    assert ("Territories.php", 6, "JOB202") in findings(
+        tmp_path / "other", {"Territories.php": code, "Checker.php": other})
+
+
+FRONT_CONTROLLER = {
+    "cron.php": ("<?php\nrequire_once __DIR__ . '/lib/bootstrap.php';\n"
+                 "$options = getopt('c:');\n"
+                 "include_once('modules/lh' . $options['c'] . '.php');\n"),
+    "lib/bootstrap.php": "<?php\nini_set('display_errors', 1);\n",
+    "modules/lhcron/webhook.php": (
+        "<?php\n$fp = fopen('cache/webhook.lock', 'w+');\n"
+        "if (!flock($fp, LOCK_EX | LOCK_NB)) { return; }\nprocess_events();\n"
+        "flock($fp, LOCK_UN);\n"),
+    "modules/lhcron/archive.php": "<?php\narchive_chats();\n",
+}
+
+
+@pytest.mark.parametrize("line, rule", [
+    ("php cron.php -s site_admin -c cron/webhook", "JOB104"),  # the module takes a flock
+    ("php cron.php --cronjob=cron/webhook", "JOB104"),
+    ("php cron.php -c cron/archive", "JOB101"),  # this module takes none
+    ("php cron.php -c cron/missing", "JOB101"),  # nothing to follow: no guard seen
+])
+def test_a_front_controller_includes_the_module_its_command_line_names(tmp_path, line, rule):
+    crontab = f"*/5 * * * * www-data cd /srv/app && {line}\n"
+    found = findings(tmp_path, {**FRONT_CONTROLLER, "etc/cron.d/app": crontab})
+    assert found == [("etc/cron.d/app", 1, rule)]
+
+
+def test_a_static_include_runs_in_the_script(tmp_path):
+    """``require __DIR__ . '/lib/lock.php'`` and ``dirname(__FILE__)`` spellings: the
+    included file's top-level code is part of the run."""
+    lock = ("<?php\n$fp = fopen(dirname(__DIR__) . '/run/sync.lock', 'c');\n"
+            "if (!flock($fp, LOCK_EX | LOCK_NB)) { exit(0); }\n")
+    for spelling in ("__DIR__ . '/lib/lock.php'", "dirname(__FILE__) . '/lib/lock.php'",
+                     "'lib/lock.php'"):
+        root = tmp_path / str(abs(hash(spelling)))
+        found = findings(root, {"sync.php": f"<?php\nrequire {spelling};\nsync_all();\n",
+                                "lib/lock.php": lock,
+                                "etc/cron.d/sync": "*/5 * * * * root php /srv/sync.php\n"})
+        assert found == [("etc/cron.d/sync", 1, "JOB104")], spelling
+
+
+def test_an_include_under_a_base_directory_not_known_statically(tmp_path):
+    """Cacti's spelling, ``require_once($config['base_path'] . '/lib/poller.php')``: the
+    only project file with that path; with two candidates, nothing is followed."""
+    lock = "<?php\n$fp = fopen('/run/poll.lock', 'c');\nif (!flock($fp, LOCK_EX | LOCK_NB)) { exit(0); }\n"
+    files = {"site/poller.php": "<?php\nrequire_once($config['base_path'] . '/lib/lock.php');\npoll();\n",
+             "site/lib/lock.php": lock,
+             "etc/cron.d/poller": "*/5 * * * * www-data php /usr/share/app/site/poller.php\n"}
+    assert findings(tmp_path / "one", files) == [("etc/cron.d/poller", 1, "JOB104")]
+    files["plugins/lib/lock.php"] = "<?php\n"
+    assert findings(tmp_path / "two", files) == [("etc/cron.d/poller", 1, "JOB101")]

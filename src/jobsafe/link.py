@@ -69,6 +69,8 @@ class Resolved:
     file: SourceFile
     kind: EntryKind
     function: str | None = None
+    #: the command-line words after a PHP script (what a front controller includes)
+    words: tuple[str, ...] = ()
 
 
 class Tree:
@@ -241,7 +243,7 @@ class Tree:
 
     # -- entries
     def entry(self, resolved: Resolved) -> Entry:
-        key = f"{resolved.file.rel}:{resolved.kind}:{resolved.function}"
+        key = f"{resolved.file.rel}:{resolved.kind}:{resolved.function}:{resolved.words}"
         if key not in self._entries:
             # a placeholder first: scripts that run each other must not recurse forever
             self._entries[key] = Entry(resolved.file.display, resolved.kind, resolved.function)
@@ -262,7 +264,7 @@ class Tree:
             if php is not None:
                 self.php.report_errors(f.rel)
                 return self.php_entry(f.display, resolved.kind, None,
-                                      self.php_analyzer.script(php))
+                                      self.php_analyzer.script(php, resolved.words))
         if f.rel.endswith((".py", ".pyw")) or _PYTHON.match(_shebang(text)):
             self.texts.setdefault(f.display, ("python", text))
             self.python.add(f.rel, f)
@@ -346,7 +348,9 @@ class Tree:
                 kind = _FRAMEWORK_CONSOLES[basename(script)]
                 return (Resolved(f, kind, _command_after(argv, script)) if f else None), True
             f = self.find(script, cwd, base)
-            return (Resolved(f, _SCRIPT_INTERPRETERS[name]) if f else None), f is not None
+            kind = _SCRIPT_INTERPRETERS[name]
+            words = _words_after(argv, script) if kind == "php" else ()
+            return (Resolved(f, kind, words=words) if f else None), f is not None
         if name in _DJANGO:
             return self._django(argv[1:]), True
         if name in _FRAMEWORK_CONSOLES and ("/" in argv[0] or name == "artisan"):
@@ -395,6 +399,13 @@ def _command_after(argv: list[str], runner: str) -> str | None:
     ``bin/console -e prod app:sync``."""
     words = argv[argv.index(runner) + 1:] if runner in argv else argv[1:]
     return next(iter(_positional(words, ("-e", "--env"))), None)
+
+
+def _words_after(argv: list[str], script: str) -> tuple[str, ...]:
+    """A script's command-line words, with the values of ``--option=value`` on their own."""
+    words = argv[argv.index(script) + 1:]
+    return tuple(part for w in words for part in dict.fromkeys((w, w.partition("=")[2]))
+                 if part)
 
 
 def _positional(words: list[str], valued: tuple[str, ...]) -> list[str]:

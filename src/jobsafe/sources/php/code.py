@@ -37,6 +37,9 @@ from .syntax import (
     constant_values,
     named_argument,
     number_value,
+    path_name,
+    path_pieces,
+    string_constants,
     string_value,
     walk,
 )
@@ -50,6 +53,8 @@ _DISPATCH_FUNCTIONS = {"dispatch", "dispatch_sync", "dispatch_now"}
 DATABASE_LOCK_SECONDS = 86400.0
 #: how deep calls into the project's code are followed
 MAX_DEPTH = 5
+_INCLUDE_NODES = frozenset({"include_expression", "include_once_expression",
+                            "require_expression", "require_once_expression"})
 
 # -- values that differ on every run, and records created in the run
 _PER_RUN_FUNCTIONS = {"uniqid": "uniqid()", "random_bytes": "random_bytes()",
@@ -122,6 +127,15 @@ class _Summary:
     returns: tuple[Origin, ...]
 
 
+@dataclass(frozen=True)
+class Invocation:
+    """How a PHP file was run as a script: the directory it runs in (relative to the tree)
+    and its command-line words, which decide what a front controller includes."""
+
+    directory: str
+    words: tuple[str, ...] = ()
+
+
 @dataclass
 class PhpCode:
     locks: list[Lock] = field(default_factory=list)
@@ -147,6 +161,8 @@ class _Frame:
     returns: list[Origin] = field(default_factory=list)
     #: the lines of shutdown-function closures in this function
     shutdown_lines: list[tuple[int, int]] = field(default_factory=list)
+    #: for a file's top-level code run as a script (or included by one): how it was run
+    invocation: Invocation | None = None
 
 
 class PhpAnalyzer:
@@ -171,7 +187,7 @@ class PhpAnalyzer:
     def every_function(self, php: PhpFile) -> list[PhpCode]:
         """Each function, method and closure of a file, and its top-level code, read on its
         own (calls into the project followed)."""
-        found = [self.script(php)]
+        found = [self.closure(php, php.root)]  # (its includes are read on their own)
         classes: dict[int, PhpClass] = {}
         for node in walk(php.root):
             if node.type in ("function_definition", "method_declaration", "anonymous_function",
@@ -186,23 +202,28 @@ class PhpAnalyzer:
                 found.append(code)
         return found
 
-    def script(self, php: PhpFile) -> PhpCode:
-        """A PHP file run as a script: its top-level code."""
-        return self.closure(php, php.root)
+    def script(self, php: PhpFile, words: tuple[str, ...] = ()) -> PhpCode:
+        """A PHP file run as a script (with its command-line words): its top-level code,
+        and the files it includes."""
+        rel = self.index.rel_of(php)
+        invocation = Invocation(rel.rpartition("/")[0], words) if rel is not None else None
+        return self.closure(php, php.root, invocation)
 
-    def closure(self, php: PhpFile, node: Node) -> PhpCode:
+    def closure(self, php: PhpFile, node: Node, invocation: Invocation | None = None
+                ) -> PhpCode:
         code = PhpCode()
-        self._function(php, None, node, {}, code, 0, set())
+        self._function(php, None, node, {}, code, 0, set(), invocation=invocation)
         code.files = list(dict.fromkeys([php.display, *code.files]))
         return code
 
     # -- one function
     def _function(self, php: PhpFile, cls: PhpClass | None, fn: Node,
                   bound: dict[str, Origin], code: PhpCode, depth: int,
-                  active: set, tested: dict[str, Span] | None = None) -> list[Origin]:
+                  active: set, tested: dict[str, Span] | None = None,
+                  invocation: Invocation | None = None) -> list[Origin]:
         tested = tested or {}
         key = (php.display, fn.start_byte, tuple(sorted(bound.items(), key=lambda kv: kv[0])),
-               tuple(sorted(tested.items(), key=lambda kv: kv[0])))
+               tuple(sorted(tested.items(), key=lambda kv: kv[0])), invocation)
         if key in active:
             return []
         # a function's summary (its locks, facts, files and returned origins) is computed
@@ -210,7 +231,8 @@ class PhpAnalyzer:
         summary_key = (*key, depth > 0)
         summary = self._summaries.get(summary_key)
         if summary is None:
-            summary = self._summarize(php, cls, fn, bound, depth, active | {key}, tested)
+            summary = self._summarize(php, cls, fn, bound, depth, active | {key}, tested,
+                                      invocation)
             self._summaries[summary_key] = summary
         code.locks.extend(summary.locks)
         code.facts.extend(summary.facts)
@@ -219,9 +241,10 @@ class PhpAnalyzer:
 
     def _summarize(self, php: PhpFile, cls: PhpClass | None, fn: Node,
                    bound: dict[str, Origin], depth: int, active: set,
-                   tested: dict[str, Span]) -> _Summary:
+                   tested: dict[str, Span], invocation: Invocation | None) -> _Summary:
         code = PhpCode()
-        frame = _Frame(php, cls, fn, origins=dict(bound), tested=dict(tested))
+        frame = _Frame(php, cls, fn, origins=dict(bound), tested=dict(tested),
+                       invocation=invocation if fn.type == "program" else None)
         self._parameters(frame)
         body = fn if fn.type == "program" else fn.child_by_field_name("body")
         if body is None:
@@ -257,6 +280,8 @@ class PhpAnalyzer:
             self._loop(node, frame, code)
         elif kind in CALL_NODES:
             self._call(node, frame, code, depth, active)
+        elif kind in _INCLUDE_NODES and node.named_children:
+            self._include(node.named_children[0], frame, code, depth, active)
         elif kind == "array_creation_expression":
             self._key_array(node, frame, code)
 
@@ -428,6 +453,26 @@ class PhpAnalyzer:
             left = parent.child_by_field_name("left")
             if left is not None and left.type == "variable_name":
                 frame.origins[frame.php.text_of(left)] = returns[0]
+
+    def _include(self, path: Node, frame: _Frame, code: PhpCode, depth: int,
+                 active: set) -> None:
+        """Into the top-level code of the project file that an ``include``/``require`` in
+        a script's top-level code loads (it runs in place, as part of the script)."""
+        run = frame.invocation
+        own = self.index.rel_of(frame.php)
+        if run is None or own is None:
+            return
+        directory = own.rpartition("/")[0]
+        pieces = path_pieces(path, frame.php, directory, self._strings(frame))
+        directories = tuple(dict.fromkeys((run.directory, directory)))
+        for rel in self.index.included(pieces, directories, run.words):
+            php = self.index.parsed(rel, keep=False)
+            if php is not None:
+                self._function(php, None, php.root, {}, code, depth, active, invocation=run)
+
+    def _strings(self, frame: _Frame) -> dict[str, str]:
+        return string_constants(frame.php, frame.cls.node if frame.cls is not None
+                                else frame.php.root)
 
     def _callee(self, node: Node, frame: _Frame) -> tuple[PhpClass | None, Node] | None:
         php = frame.php
@@ -737,6 +782,9 @@ class PhpAnalyzer:
         stale: StaleHandling = "pid-check" if re.search(r"posix_kill|posix_getpgid|/proc/", body) else \
             "age-check" if re.search(r"filemtime|filectime|->getMTime|time\(\)\s*-", body) \
             else "none"
+        if stale == "none" and path_name(args[0], php, self._strings(frame)) in \
+                self.index.aged_names():
+            stale = "age-check"  # another function (another job) reads its age
         lock = Lock(kind="lock-dir" if name == "mkdir" else "pid-file" if "pid" in shown.lower()
                     else "lock-file", scope="host", span=php.span(node, whole=False), path=shown,
                     stale_handling=stale, existence_test=tested if not atomic else None,

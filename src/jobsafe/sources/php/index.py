@@ -3,6 +3,8 @@ by signature and Symfony console commands by name. Files are found by a text sca
 parsed when a job reaches them; ``vendor/`` is the dependencies' code, not the project's."""
 from __future__ import annotations
 
+import itertools
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,7 +13,17 @@ from tree_sitter import Node
 
 from ...discover import SourceFile, read_text
 from ...model import ParseError, Span
-from .syntax import PhpFile, number_value, parse, walk
+from ...paths import is_test_path
+from .syntax import (
+    PhpFile,
+    arguments,
+    call_name,
+    number_value,
+    parse,
+    path_name,
+    string_constants,
+    walk,
+)
 
 #: what the analysis looks for in a file, found by the text scan
 MARKS = {
@@ -27,7 +39,11 @@ MARKS = {
     "symfony-schedule": re.compile(r"RecurringMessage::|AsCronTask|AsPeriodicTask"),
     "handler": re.compile(r"AsMessageHandler|MessageHandlerInterface"),
     "forwards": re.compile(r"function\s+__callStatic"),
+    # code that reads a file's age (stale handling of a lock file, wherever it is)
+    "ages": re.compile(r"\b(?:filemtime|filectime)\s*\("),
 }
+#: most pieces of an include path that are filled from a script's command line
+_MAX_FILLED = 2
 _DECLARATION = re.compile(r"^\s*(?:(?:abstract|final|readonly)\s+)*(?:class|trait|enum)\s+(\w+)",
                           re.M)
 _FUNCTION = re.compile(r"^function\s+&?(\w+)\s*\(", re.M)
@@ -168,6 +184,8 @@ class PhpIndex:
         self._klass: dict[str, PhpClass | None] = {}
         self._function_at: dict[str, tuple[PhpFile, Node] | None] = {}
         self._rel_of: dict[str, str] | None = None  # display path -> rel
+        self._aged: frozenset[str] | None = None
+        self._by_name: dict[str, list[str]] | None = None  # file name -> rels
 
     # -- text scan
     def _scan(self) -> dict[str, frozenset[str]]:
@@ -210,11 +228,15 @@ class PhpIndex:
             self._parsed[rel] = php
         return php
 
-    def report_errors_of(self, php: PhpFile) -> None:
-        """``report_errors`` for a parsed file (a class found by a lookup)."""
+    def rel_of(self, php: PhpFile) -> str | None:
+        """The tree-relative path of a parsed file."""
         if self._rel_of is None:
             self._rel_of = {f.display: rel for rel, f in self.files.items()}
-        rel = self._rel_of.get(php.display)
+        return self._rel_of.get(php.display)
+
+    def report_errors_of(self, php: PhpFile) -> None:
+        """``report_errors`` for a parsed file (a class found by a lookup)."""
+        rel = self.rel_of(php)
         if rel is not None:
             self.report_errors(rel)
 
@@ -275,6 +297,66 @@ class PhpIndex:
                     return php, node
         return None
 
+    def included(self, pieces: list[str | None], directories: tuple[str, ...],
+                 words: tuple[str, ...]) -> list[str]:
+        """The project files an ``include`` of a path made of ``pieces`` loads. A relative
+        path is tried against each of ``directories`` (the working directory, then the
+        including file's, as PHP does); pieces not known statically are filled from the
+        command-line ``words`` of the script run (a front controller that loads the module
+        its command line names: ``include 'modules/lh' . $part . '.php'`` run as
+        ``cron.php -c cron/webhook``). A base directory that is not known
+        (``$config['base_path'] . '/lib/poller.php'``, ``ROOT . '/lib/x.php'``) is the one
+        that holds the only project file with that path."""
+        unknown = pieces.count(None)
+        if len(pieces) == 2 and pieces[0] is None and (pieces[1] or "").startswith("/"):
+            tail = posixpath.normpath(pieces[1] or "").lstrip("/")
+            if self._by_name is None:
+                self._by_name = {}
+                for rel in self.files:
+                    self._by_name.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+            hits = [r for r in self._by_name.get(tail.rsplit("/", 1)[-1], [])
+                    if r == tail or r.endswith("/" + tail)]
+            if len(hits) == 1:
+                return hits
+        if unknown > _MAX_FILLED or (unknown and not words):
+            return []
+        found: list[str] = []
+        for fill in itertools.product(words, repeat=unknown):
+            given = iter(fill)
+            path = "".join(p if p is not None else next(given) for p in pieces)
+            for base in ("",) if path.startswith("/") else directories:
+                rel = posixpath.normpath(posixpath.join("/", base, path)).lstrip("/")
+                if rel in self.files:
+                    if rel not in found:
+                        found.append(rel)
+                    break
+        return found
+
+    def aged_names(self) -> frozenset[str]:
+        """The names of files whose age the project's code reads (``filemtime($dir .
+        self::RUNNING_FILE)``): a lock file of that name has stale handling, also when
+        another job does the check and clears it."""
+        if self._aged is None:
+            names: set[str] = set()
+            for rel in self.marked("ages"):
+                php = None if is_test_path(rel) else self.parsed(rel, keep=False)
+                if php is None:
+                    continue
+                strings: dict[int, dict[str, str]] = {}
+                for node in walk(php.root):
+                    if node.type != "function_call_expression" or \
+                            call_name(node, php) not in ("filemtime", "filectime"):
+                        continue
+                    owner = _enclosing_class(node) or php.root
+                    if owner.start_byte not in strings:
+                        strings[owner.start_byte] = string_constants(php, owner)
+                    args = arguments(node)
+                    name = path_name(args[0] if args else None, php, strings[owner.start_byte])
+                    if name:
+                        names.add(name)
+            self._aged = frozenset(names)
+        return self._aged
+
     def message_handler(self, message: str, handles: Callable[[PhpClass, str], str | None]
                         ) -> tuple[PhpClass, str] | None:
         """The class and method that handle a Messenger message class."""
@@ -312,6 +394,13 @@ def command_names(text: str) -> list[str]:
         if m:
             found.append(m.group(1))
     return found
+
+
+def _enclosing_class(node: Node) -> Node | None:
+    parent = node.parent
+    while parent is not None and parent.type != "class_declaration":
+        parent = parent.parent
+    return parent
 
 
 def _dependency(rel: str) -> bool:

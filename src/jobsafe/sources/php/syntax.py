@@ -233,3 +233,65 @@ def constant_values(php: PhpFile, within: Node) -> dict[str, float]:
                 if value is not None:
                     found[php.text_of(children[0])] = value
     return found
+
+
+def string_constants(php: PhpFile, within: Node) -> dict[str, str]:
+    """String class and file constants (``const RUNNING = 'batch.running';``) in ``within``."""
+    found: dict[str, str] = {}
+    for node in walk(within):
+        if node.type == "const_element":
+            children = node.named_children
+            value = string_value(children[-1], php) if len(children) >= 2 else None
+            if value is not None:
+                found[php.text_of(children[0])] = value
+    return found
+
+
+def path_pieces(node: Node | None, php: PhpFile, directory: str,
+                strings: dict[str, str] | None = None) -> list[str | None]:
+    """A path expression as its concatenated pieces: literal text, or None where the value
+    is not known statically. ``__DIR__`` and ``dirname(__FILE__)`` are the file's own
+    ``directory`` (relative to the tree, written with a leading ``/``)."""
+    if node is None:
+        return [None]
+    kind = node.type
+    if kind == "parenthesized_expression" and node.named_children:
+        return path_pieces(node.named_children[0], php, directory, strings)
+    if kind == "binary_expression":
+        operator = node.child_by_field_name("operator")
+        if operator is not None and php.text_of(operator) == ".":
+            return path_pieces(node.child_by_field_name("left"), php, directory, strings) + \
+                path_pieces(node.child_by_field_name("right"), php, directory, strings)
+        return [None]
+    if kind in ("string", "encapsed_string"):
+        return [php.text_of(c) if c.type in ("string_content", "string_value",
+                                            "escape_sequence") else None
+                for c in node.named_children] or [""]
+    if kind == "name" and php.text_of(node) == "__DIR__":
+        return ["/" + directory]
+    if kind == "name" and php.text_of(node) == "__FILE__":
+        return ["/" + directory + "/" + php.display.rsplit("/", 1)[-1]]
+    if kind == "class_constant_access_expression" and strings is not None:
+        scope, _, name = php.text_of(node).rpartition("::")
+        if scope in ("self", "static") and name in strings:
+            return [strings[name]]
+        return [None]
+    if kind == "function_call_expression" and call_name(node, php) == "dirname":
+        args = arguments(node)
+        inner = path_pieces(args[0] if args else None, php, directory, strings)
+        levels = number_value(args[1], php) if len(args) > 1 else 1.0
+        if len(inner) != 1 or inner[0] is None or levels is None:
+            return [None]
+        path = inner[0]
+        for _ in range(int(levels)):
+            path = path.rsplit("/", 1)[0] if "/" in path.rstrip("/") else "/"
+        return [path]
+    return [None]
+
+
+def path_name(node: Node | None, php: PhpFile, strings: dict[str, str]) -> str | None:
+    """The file name a path expression ends with, when its last piece is known
+    (``$dir . self::RUNNING_FILE`` → the constant's value)."""
+    last = path_pieces(node, php, "", strings)[-1]
+    name = last.rsplit("/", 1)[-1] if last else None
+    return name or None
