@@ -47,15 +47,16 @@ def _write(tmp_path, examples):
 
 @pytest.mark.parametrize("rule_id", sorted(load_docs()))
 def test_bad_example_yields_the_rule(rule_id, tmp_path):
-    """Each language's bad examples on their own: a PHP example must fire by itself, not
-    ride on the Python one beside it."""
+    """Each bad example on its own (the blocks written next to each other, with no prose
+    between, are one example's files): a PHP example must fire by itself, not ride on the
+    Python one beside it."""
     bad = [e for e in load_docs()[rule_id].examples if e.verdict == "bad"]
     assert bad, "no bad example"
-    for php in (False, True):
-        group = [e for e in bad if (e.language == "php") == php]
-        if group:
-            analysis = run_analysis(_write(tmp_path / ("php" if php else "other"), group))
-            assert rule_id in {f.rule for f in analysis.findings}, f"php={php}"
+    for group in sorted({e.group for e in bad}):
+        files = [e for e in bad if e.group == group]
+        analysis = run_analysis(_write(tmp_path / str(group), files))
+        assert rule_id in {f.rule for f in analysis.findings}, \
+            f"example {group} ({', '.join(e.path or e.language for e in files)})"
 
 
 @pytest.mark.parametrize("rule_id", sorted(load_docs()))
@@ -64,8 +65,11 @@ def test_good_example_is_clean_of_every_rule(rule_id, tmp_path):
     level (advice such as JOB111 may remain), it must parse, and its own rule stays quiet."""
     good = [e for e in load_docs()[rule_id].examples if e.verdict == "good"]
     assert good, "no good example"
-    analysis = run_analysis(_write(tmp_path, good))
-    assert rule_id not in {f.rule for f in analysis.findings}
-    serious = [f"{f.rule} {f.span.path}:{f.span.line} {f.message}" for f in analysis.findings
-               if f.severity.value != "info" or f.rule == "JOB900"]
-    assert not serious
+    for group in sorted({e.group for e in good}):
+        analysis = run_analysis(_write(tmp_path / str(group),
+                                       [e for e in good if e.group == group]))
+        assert rule_id not in {f.rule for f in analysis.findings}
+        serious = [f"{f.rule} {f.span.path}:{f.span.line} {f.message}"
+                   for f in analysis.findings
+                   if f.severity.value != "info" or f.rule == "JOB900"]
+        assert not serious

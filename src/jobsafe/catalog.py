@@ -23,6 +23,8 @@ class Example:
     verdict: str  # bad | good
     path: str | None  # where the block is written in the example tree
     code: str
+    #: blocks next to each other (no prose between) are one example: the files of one tree
+    group: int = 0
 
 
 @dataclass(frozen=True)
@@ -60,10 +62,15 @@ def parse_doc(filename: str, text: str) -> RuleDoc:
         meta = loaded if isinstance(loaded, dict) else {}
         body = text[end + 4:].lstrip("\n")
     examples = []
-    for info, code in _FENCE.findall(body):
-        words = info.split()
+    group, end = 0, None
+    for fence in _FENCE.finditer(body):
+        words = fence.group(1).split()
         if len(words) >= 2 and words[1] in ("bad", "good"):
-            examples.append(Example(words[0], words[1], words[2] if len(words) > 2 else None, code))
+            if end is None or body[end:fence.start()].strip():
+                group += 1
+            end = fence.end()
+            examples.append(Example(words[0], words[1], words[2] if len(words) > 2 else None,
+                                    fence.group(2), group))
     return RuleDoc(str(meta.get("id", "")), str(meta.get("name", "")), meta, body, filename,
                    tuple(examples))
 

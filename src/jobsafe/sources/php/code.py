@@ -732,7 +732,7 @@ class PhpAnalyzer:
         lock = Lock(kind="mysql-get-lock" if function == "GET_LOCK" else "pg-advisory",
                     scope="cluster", span=php.span(node, whole=False), key=key,
                     stale_handling="session", session=True, blocking=blocking, try_lock=try_lock,
-                    wait_seconds=wait, result_checked=True if try_lock else None,
+                    wait_seconds=wait, result_checked=_tested(node) if try_lock else None,
                     api=m.group(1) + "()")
         self._acquired(frame, code, lock, None, node)
 
