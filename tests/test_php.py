@@ -154,7 +154,7 @@ def test_exit_skips_finally_in_php_but_not_a_shutdown_function(tmp_path):
         }
     }
     function run_safe($pdo) {
-        $pdo->query("SELECT GET_LOCK('b', 0)");
+        if (!$pdo->query("SELECT GET_LOCK('b', 0)")->fetchColumn()) { return; }
         register_shutdown_function(function () use ($pdo) {
             $pdo->query("SELECT RELEASE_LOCK('b')");
         });
@@ -173,9 +173,22 @@ def test_exit_skips_finally_in_php_but_not_a_shutdown_function(tmp_path):
 def test_database_locks_in_a_cron_script(tmp_path, sql, rules):
     """The lock guards the job (no JOB101), holds it while a run hangs (JOB104: no time
     limit), and a blocking one makes runs queue (JOB102)."""
-    files = {"bin/sync.php": f'<?php\n$pdo->query("{sql}");\nsync_all();\n',
+    files = {"bin/sync.php": f'<?php\nif (!$pdo->query("{sql}")->fetchColumn()) {{ exit(0); }}\n'
+                             'sync_all();\n',
              "crontab": "*/5 * * * * php /srv/bin/sync.php\n"}
     assert [r for _, _, r in findings(tmp_path, files)] == rules
+
+
+@pytest.mark.parametrize("call, rules", [
+    ('$pdo->query("SELECT GET_LOCK(\'sync\', 0)");', ["JOB104", "JOB215"]),
+    ('DB::statement("SELECT pg_try_advisory_lock(7)");', ["JOB104", "JOB215"]),
+    ('$got = $pdo->query("SELECT GET_LOCK(\'sync\', 0)")->fetchColumn();\n'
+     'if (!$got) { exit(0); }', ["JOB104"]),
+])
+def test_a_try_lock_whose_query_result_is_thrown_away_is_job215(tmp_path, call, rules):
+    files = {"bin/sync.php": f"<?php\n{call}\nsync_all();\n",
+             "crontab": "*/5 * * * * php /srv/bin/sync.php\n"}
+    assert sorted(r for _, _, r in findings(tmp_path, files)) == rules
 
 
 @pytest.mark.parametrize("create", ["touch($lockFile)", "file_put_contents($lockFile, getmypid())",

@@ -62,11 +62,11 @@ def parse_doc(filename: str, text: str) -> RuleDoc:
         meta = loaded if isinstance(loaded, dict) else {}
         body = text[end + 4:].lstrip("\n")
     examples = []
-    group, end = 0, None
+    group, end = 0, -1
     for fence in _FENCE.finditer(body):
         words = fence.group(1).split()
         if len(words) >= 2 and words[1] in ("bad", "good"):
-            if end is None or body[end:fence.start()].strip():
+            if end < 0 or body[end:fence.start()].strip():
                 group += 1
             end = fence.end()
             examples.append(Example(words[0], words[1], words[2] if len(words) > 2 else None,
