@@ -35,6 +35,8 @@ _SCRIPT_INTERPRETERS: dict[str, EntryKind] = {
     **dict.fromkeys(SHELLS, "shell"), "perl": "perl", "ruby": "ruby", "php": "php",
     "node": "node", "Rscript": "Rscript", "lua": "lua", "tclsh": "tclsh"}
 _DJANGO = {"manage.py", "django-admin", "django-admin.py"}
+#: a positional parameter of a script (``$1``, ``${2}``)
+_POSITIONAL = re.compile(r"\$\{?([1-9])\}?")
 #: interpreter options followed by a value (not the script): ``php -d memory_limit=2G``
 _VALUED_OPTIONS: dict[str, tuple[str, ...]] = {"php": ("-d", "-c", "-z"), "perl": ("-I", "-M"),
                                                "ruby": ("-I", "-r"), "node": ("-r", "--require")}
@@ -69,7 +71,8 @@ class Resolved:
     file: SourceFile
     kind: EntryKind
     function: str | None = None
-    #: the command-line words after a PHP script (what a front controller includes)
+    #: the command-line words after a script: what a shell wrapper forwards with ``"$@"``,
+    #: what a PHP front controller includes
     words: tuple[str, ...] = ()
 
 
@@ -282,7 +285,7 @@ class Tree:
                                   stale_handling="kernel", blocking=g.blocking,
                                   wait_seconds=g.wait_seconds))
             # programs of the tree that this script runs in turn (munin-cron -> munin-update)
-            nested = [self.entry(r) for r in self._nested(facts, f)]
+            nested = [self.entry(r) for r in self._nested(facts, f, resolved.words)]
             locks += [lock for e in nested for lock in e.locks if lock not in locks]
             mentions = any(e.mentions_lock for e in nested)
             files = tuple(dict.fromkeys((f.display, *(p for e in nested for p in e.files))))
@@ -320,11 +323,12 @@ class Tree:
                 found.append(f)
         return found
 
-    def _nested(self, facts, script: SourceFile) -> list[Resolved]:
+    def _nested(self, facts, script: SourceFile, words: tuple[str, ...]) -> list[Resolved]:
+        """The programs of the tree a script runs, given the script's own arguments."""
         base = os.path.dirname(script.rel)
         found = []
         for inv, _ in facts.invocations:
-            argv = [w.text for w in inv.argv]
+            argv = _forwarded([w.text for w in inv.argv], words[inv.shifted:])
             if argv and basename(argv[0]) not in _PLUMBING:
                 resolved, _ = self.resolve(argv, facts.cd, base)
                 if resolved is not None and resolved.file.rel != script.rel:
@@ -348,9 +352,9 @@ class Tree:
                 kind = _FRAMEWORK_CONSOLES[basename(script)]
                 return (Resolved(f, kind, _command_after(argv, script)) if f else None), True
             f = self.find(script, cwd, base)
-            kind = _SCRIPT_INTERPRETERS[name]
-            words = _words_after(argv, script) if kind == "php" else ()
-            return (Resolved(f, kind, words=words) if f else None), f is not None
+            words = tuple(argv[argv.index(script) + 1:])
+            return (Resolved(f, _SCRIPT_INTERPRETERS[name], words=words) if f else None), \
+                f is not None
         if name in _DJANGO:
             return self._django(argv[1:]), True
         if name in _FRAMEWORK_CONSOLES and ("/" in argv[0] or name == "artisan"):
@@ -360,7 +364,7 @@ class Tree:
         if "/" in argv[0]:
             f = self.find(argv[0], cwd, base)
             if f is not None and is_script(f):
-                return Resolved(f, "script"), True
+                return Resolved(f, "script", words=tuple(argv[1:])), True
         if name in self.console_scripts:  # also /srv/venv/bin/NAME
             spec = self.console_scripts[name]
             module, _, func = spec.partition(":")
@@ -401,11 +405,22 @@ def _command_after(argv: list[str], runner: str) -> str | None:
     return next(iter(_positional(words, ("-e", "--env"))), None)
 
 
-def _words_after(argv: list[str], script: str) -> tuple[str, ...]:
-    """A script's command-line words, with the values of ``--option=value`` on their own."""
-    words = argv[argv.index(script) + 1:]
-    return tuple(part for w in words for part in dict.fromkeys((w, w.partition("=")[2]))
-                 if part)
+def _forwarded(argv: list[str], words: tuple[str, ...]) -> list[str]:
+    """A command in a script with the script's own arguments put where it forwards them
+    (``exec python manage.py "$@"``, ``"$1"``); parameters it was not given are empty."""
+    def given(m: re.Match) -> str:
+        index = int(m.group(1))
+        return words[index - 1] if index <= len(words) else ""
+
+    out: list[str] = []
+    for word in argv:
+        if word in ("$@", "${@}", "$*", "${*}"):
+            out.extend(words)
+        elif _POSITIONAL.fullmatch(word):
+            out.extend(w for w in [_POSITIONAL.sub(given, word)] if w)
+        else:  # also inside a word: ``/srv/jobs/"$1".py``
+            out.append(_POSITIONAL.sub(given, word))
+    return out
 
 
 def _positional(words: list[str], valued: tuple[str, ...]) -> list[str]:

@@ -116,6 +116,9 @@ class Cmd:
     noclobber: bool = False
     scope: int = 0  # id of the enclosing subshell/list, for fd-form flock scoping
     stmt: tuple[int, int] = (0, 0)  # byte range of the enclosing if/while/&&-list statement
+    #: byte range of the innermost branch it runs in (a ``case`` item, an ``if``'s body);
+    #: None at the script's top level
+    branch: tuple[int, int] | None = None
 
     @property
     def name(self) -> str:
@@ -165,6 +168,7 @@ class _Walker:
         self.tests: list[TestExpr] = []
         self.noclobber = False
         self._scopes = 0
+        self._branch: tuple[int, int] | None = None
 
     # -- words
     def word(self, node) -> Word:
@@ -221,7 +225,11 @@ class _Walker:
             if t == "subshell":
                 self._scopes += 1
                 inner = self._scopes
+            outer = self._branch
+            if t in ("else_clause", "elif_clause", "case_item"):
+                self._branch = (node.start_byte, node.end_byte)
             self._walk_sequence(node.children, background, condition, inner)
+            self._branch = outer
             return
         if t == "list":
             children = list(node.children)
@@ -233,10 +241,13 @@ class _Walker:
                 self.walk(child, background, condition or is_cond, scope)
             return
         if t in ("if_statement", "while_statement"):
+            outer = self._branch
             for i, child in enumerate(node.children):
                 if child.is_named:
                     is_cond = node.field_name_for_child(i) == "condition"
+                    self._branch = outer if is_cond else (node.start_byte, node.end_byte)
                     self.walk(child, background, condition or is_cond, scope)
+            self._branch = outer
             return
         if t == "negated_command":
             for child in node.named_children:
@@ -359,7 +370,7 @@ class _Walker:
                 self._assignment(a)
             return
         cmd = Cmd(argv, node.start_byte, node.end_byte, redirects, fds, background, False,
-                  condition, self.noclobber, scope, _statement_range(node))
+                  condition, self.noclobber, scope, _statement_range(node), self._branch)
         self.cmds.append(cmd)
         name = cmd.name
         args = [w.text for w in argv[1:]]
@@ -480,6 +491,8 @@ class Invocation:
     wrappers: list[Wrapper]
     argv: list[Word]  # what finally runs; empty when the wrappers run a -c string
     inline: tuple[Word, bool] | None = None  # (-c string, True when flock holds a lock for it)
+    #: how many of the script's arguments a ``shift`` before it has dropped
+    shifted: int = 0
 
 
 def _opts(argv: list[Word], i: int, with_value: set[str]):
@@ -792,10 +805,17 @@ def analyze(text: str, locate: Locator, variables: dict[str, str] | None = None,
 
 def _collect(script: Script, locate: Locator, facts: CommandFacts, guarded: bool, depth: int):
     fd_guarded_scopes: set[int] = set()
+    shifts: list[tuple[tuple[int, int] | None, int]] = []  # (branch, count), in order
     for cmd in script.cmds:
         if cmd.name == "cd" and len(cmd.argv) > 1 and facts.cd is None:
             facts.cd = cmd.argv[1].text
+        if cmd.name == "shift":
+            count = cmd.argv[1].text if len(cmd.argv) > 1 else "1"
+            shifts.append((cmd.branch, int(count) if count.isdigit() else 1))
         inv = peel(cmd, locate)
+        # (a shift in another branch — another case item — does not run before it)
+        inv.shifted = sum(n for branch, n in shifts
+                          if branch is None or branch[0] <= cmd.start < branch[1])
         in_guard = guarded or cmd.scope in fd_guarded_scopes
         escaped_in_guard = in_guard
         bound = None  # a timeout wrapped around what follows also bounds a lock wait inside it

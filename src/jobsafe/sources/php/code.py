@@ -206,6 +206,9 @@ class PhpAnalyzer:
         """A PHP file run as a script (with its command-line words): its top-level code,
         and the files it includes."""
         rel = self.index.rel_of(php)
+        # (an option's value on its own too: ``--cronjob=cron/webhook``)
+        words = tuple(dict.fromkeys(part for w in words for part in (w, w.partition("=")[2])
+                                    if part))
         invocation = Invocation(rel.rpartition("/")[0], words) if rel is not None else None
         return self.closure(php, php.root, invocation)
 
