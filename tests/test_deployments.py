@@ -183,3 +183,83 @@ def test_a_crontab_in_etc_crontabs_read_by_supercronic_is_the_runners(tmp_path):
     (tmp_path / "config/supervisord.conf").write_text(
         "[program:cron]\ncommand=supercronic -split-logs /etc/crontabs/connector-crontab\n")
     assert [f.rule for f in run_analysis(tmp_path).findings] == ["JOB104"]
+
+
+LIFESPAN_APP = (
+    "from contextlib import asynccontextmanager\n"
+    "from apscheduler.schedulers.asyncio import AsyncIOScheduler\n"
+    "from fastapi import FastAPI\n\n"
+    "scheduler = AsyncIOScheduler()\n\n\n"
+    "@asynccontextmanager\nasync def lifespan(app):\n"
+    "    scheduler.add_job(poll, 'interval', seconds=30)\n"
+    "    scheduler.start()\n    yield\n\n\n"
+    "app = FastAPI(lifespan=lifespan)\n\n\nasync def poll():\n    pass\n")
+
+
+@pytest.mark.parametrize("server, copies", [
+    ("command: uvicorn main:app --host 0.0.0.0 --workers 4", 4),
+    ('command: ["uvicorn", "main:app", "--workers", "3"]', 3),
+    ("command: hypercorn main:app -w 2", 2),
+    ("command: gunicorn -k uvicorn.workers.UvicornWorker -w ${WEB_WORKERS:-4} main:app", 4),
+    ("command: uvicorn main:app --host 0.0.0.0", None),  # one process
+    ("command: uvicorn main:app --ws auto --workers 1", None),
+])
+def test_a_scheduler_in_the_lifespan_of_an_app_served_by_several_workers(write_tree, server,
+                                                                          copies):
+    """FastAPI's lifespan starts the scheduler in every worker process the server forks."""
+    root = write_tree({"main.py": LIFESPAN_APP,
+                       "docker-compose.yml": f"services:\n  api:\n    build: .\n    {server}\n"})
+    found = [f for f in run_analysis(root).findings if f.rule == "JOB107"]
+    assert [(f.span.path, f.span.line) for f in found] == ([("main.py", 11)] if copies else [])
+    if copies:
+        assert f"{copies} worker processes" in found[0].message
+
+
+EXTENSIONS = ("from apscheduler.schedulers.background import BackgroundScheduler\n\n"
+              "scheduler = BackgroundScheduler()\n"
+              "scheduler.add_job(print, 'interval', minutes=5)\n")
+FACTORY = ("from flask import Flask\n\nfrom .extensions import scheduler\n\n\n"
+           "def create_app():\n    app = Flask(__name__)\n    scheduler.start()\n"
+           "    return app\n")
+HOOKS = "from app.extensions import scheduler\n\nworkers = 4\n\n\ndef {hook}(server, *args):\n    scheduler.start()\n"
+
+
+@pytest.mark.parametrize("files, expected", [
+    # the app factory starts a scheduler made in another module: every worker imports it
+    ({"app/__init__.py": FACTORY, "Procfile": "web: gunicorn 'app:create_app()' -w 3\n"},
+     [("app/__init__.py", 8, "every process that imports it")]),
+    # the same through a module object
+    ({"app/__init__.py": FACTORY.replace("from .extensions import scheduler",
+                                         "from . import extensions").replace(
+        "    scheduler.start()", "    extensions.scheduler.start()"),
+      "Procfile": "web: gunicorn 'app:create_app()' -w 3\n"},
+     [("app/__init__.py", 8, "every process that imports it")]),
+    # preloaded: the factory runs once, in gunicorn's master, before the fork
+    ({"app/__init__.py": FACTORY,
+      "Procfile": "web: gunicorn 'app:create_app()' -w 3 --preload\n"}, []),
+    ({"app/__init__.py": FACTORY, "gunicorn.conf.py": "workers = 3\npreload_app = True\n"}, []),
+    # a per-worker hook runs in each worker, preloaded or not
+    ({"gunicorn.conf.py": HOOKS.format(hook="post_fork") + "preload_app = True\n"},
+     [("gunicorn.conf.py", 7, "each worker process as it starts")]),
+    # master hooks run once
+    ({"gunicorn.conf.py": HOOKS.format(hook="when_ready")}, []),
+    ({"gunicorn.conf.py": HOOKS.format(hook="on_starting")}, []),
+    # a FastAPI startup handler registered by a call is per worker, preloaded or not
+    ({"main.py": "from fastapi import FastAPI\n\nfrom app.extensions import scheduler\n\n\n"
+                 "def start():\n    scheduler.start()\n\n\napp = FastAPI()\n"
+                 "app.add_event_handler('startup', start)\n",
+      "Procfile": "web: gunicorn -k uvicorn.workers.UvicornWorker -w 4 --preload main:app\n"},
+     [("main.py", 7, "each worker process as it starts")]),
+    # preloaded, but the app also runs in three replicas: each copy's master starts one
+    ({"app/__init__.py": FACTORY,
+      "Procfile": "web: gunicorn 'app:create_app()' -w 3 --preload\n",
+      "docker-compose.yml": "services:\n  web:\n    build: .\n    command: gunicorn "
+                            "'app:create_app()' --preload\n    deploy:\n      replicas: 3\n"},
+     [("app/__init__.py", 8, "every process that imports it")]),
+])
+def test_schedulers_started_by_start_up_hooks(write_tree, files, expected):
+    root = write_tree({"app/extensions.py": EXTENSIONS, **files})
+    found = [f for f in run_analysis(root).findings if f.rule == "JOB107"]
+    assert [(f.span.path, f.span.line) for f in found] == [(p, line) for p, line, _ in expected]
+    for finding, (_, _, where) in zip(found, expected):
+        assert where in finding.message

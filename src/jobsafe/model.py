@@ -66,7 +66,8 @@ EntryKind = Literal["python", "shell", "script", "module", "manage.py", "console
 FactKind = Literal["exit-in-scope", "yield-in-scope", "fork-in-scope", "unlink-flock",
                    "retry-on-lock", "blocking-in-async", "handle-dropped", "unchecked-try-lock",
                    "lock-key-per-host", "key-per-run", "key-fresh-record", "key-missing",
-                   "path-per-run", "scheduler-start", "starts-threads"]
+                   "path-per-run", "scheduler-start", "worker-scheduler-start",
+                   "starts-threads"]
 #: why a scheduler never runs a job: cron skips its file (JOB110), its entry is the last
 #: one of a file without a final newline (JOB110), its schedule never matches or the
 #: scheduler refuses it (JOB113), another line makes ``crontab FILE`` refuse its file, a
@@ -594,6 +595,9 @@ class Project:
     pooler: Pooler | None = None
     #: evidence that the web app or worker runs as several processes
     workers: Copies | None = None
+    #: gunicorn loads the app once in its master before forking the workers (``--preload``,
+    #: ``preload_app = True``): what the app starts on import runs once, in the master
+    preloaded: Span | None = None
     #: network filesystems mounted on the hosts (fstab, mount units in the tree)
     host_mounts: list[Mount] = field(default_factory=list)
     #: Celery beat processes in manifests that run in several copies

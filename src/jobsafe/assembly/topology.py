@@ -40,7 +40,13 @@ class TopologyAssembly(Step):
     def run(self) -> None:
         self.guarded(self.project.root, self._topology)
         self.project.pooler = self._pooler()
-        self.project.workers = self._workers() or self.web_replicas
+        workers = self._workers()
+        preloaded = self._preloaded() if workers is not None else None
+        if preloaded is not None and self.web_replicas is not None:
+            # several copies of the app: each preloaded master still starts its own
+            workers, preloaded = self.web_replicas, None
+        self.project.workers = workers or self.web_replicas
+        self.project.preloaded = preloaded
 
     def _topology(self) -> None:
         """How many copies of each job run and what they mount: the workloads (Kubernetes
@@ -137,6 +143,19 @@ class TopologyAssembly(Step):
                     return Pooler(Span(f.display, line), confidence)
         return None
 
+    def _preloaded(self) -> Span | None:
+        """Where gunicorn is told to load the app in its master, before forking."""
+        for f in self.discovery.files:
+            name = f.rel.rsplit("/", 1)[-1].lower()
+            if not (name == "procfile" or name.startswith("gunicorn") or
+                    f.kind in ("dockerfile", "yaml", "shell") or name.endswith((".ini", ".conf"))):
+                continue
+            text = self.peek(f) or ""
+            m = _PRELOAD.search(text) if "preload" in text else None
+            if m:
+                return Span(f.display, text.count("\n", 0, m.start()) + 1)
+        return None
+
     def _workers(self) -> Copies | None:
         """gunicorn/uWSGI worker processes, from configs and command lines in the tree."""
         for f in self.discovery.files:
@@ -154,8 +173,10 @@ class TopologyAssembly(Step):
                 bare = (m.group(2) or m.group(3)) is not None and \
                     not name.startswith(("gunicorn", "uwsgi"))
                 if count > 1:
+                    # (a formula of the CPU count: at least two on any machine that has two)
+                    said = f"`{value.strip()}`" if "cpu_count" in value else str(count)
                     return Copies(count, Span(f.display, text.count("\n", 0, m.start()) + 1),
-                                  f"{count} worker processes",
+                                  f"{said} worker processes",
                                   Confidence.LOW if bare else Confidence.HIGH)
         return None
 
@@ -224,6 +245,8 @@ _POOLER = re.compile(r"(?im)^\s*pool_mode\s*=\s*transaction\b|DISABLE_SERVER_SID
                      r"postgres(?:ql)?(?:\+\w+)?://[^\s'\"]*:6432/")
 
 
+_PRELOAD = re.compile(r"\bgunicorn\b[^\n]*\s--preload\b|^\s*preload_app\s*=\s*True\b", re.M)
 _WORKERS = re.compile(
-    r"\bgunicorn\b[^\n]*?(?:-w\s*|--workers[= ])(\d+)|^\s*workers\s*=\s*([^\n#]+)|"
+    r"\b(?:gunicorn|uvicorn|hypercorn|granian)\b[^\n]*?(?<![\w-])(?:-w|--workers)"
+    r"[\s\"',=]*(?:\$\{\w+:-)?(\d+)|^\s*workers\s*=\s*([^\n#]+)|"
     r"^\s*processes\s*=\s*(\d+)|--processes[= ](\d+)|WEB_CONCURRENCY[=:]\s*['\"]?(\d+)", re.M)

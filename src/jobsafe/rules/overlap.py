@@ -434,15 +434,21 @@ class SchedulerPerWorker(Rule):
             return
         workers = project.workers
         evidence, note = workers.evidence, workers.note
-        for fact in sorted((f for f in project.code_facts if f.kind == "scheduler-start"
+        # a preloaded app is imported once, in gunicorn's master: what it starts on import
+        # runs once; a per-worker start-up hook still runs in each worker
+        kinds = ("worker-scheduler-start",) if project.preloaded is not None else \
+            ("scheduler-start", "worker-scheduler-start")
+        for fact in sorted((f for f in project.code_facts if f.kind in kinds
                             and not in_test_code(project, f.span.path)),
                            key=lambda f: f.span):
+            where = "each worker process as it starts (a per-worker start-up hook)" \
+                if fact.kind == "worker-scheduler-start" else "every process that imports it"
             yield self.finding(
                 fact.span,
-                message("{start} runs in every process that imports it, and the app runs as "
-                        "several processes ({copies}): every job runs once in each; start the "
-                        "scheduler in one dedicated process (under "
-                        "`if __name__ == \"__main__\"`)", start=fact.detail, copies=prose(note)),
+                message("{start} runs in {where}, and the app runs as several processes "
+                        "({copies}): every job runs once in each; start the scheduler in one "
+                        "dedicated process (under `if __name__ == \"__main__\"`)",
+                        start=fact.detail, where=prose(where), copies=prose(note)),
                 (fact, workers), related=[Related(evidence, note)])
 
 

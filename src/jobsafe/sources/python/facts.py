@@ -10,6 +10,9 @@ from .symbols import CallSite, LockSymbols, Value
 
 MODULE = "<module>"
 MAIN = "<main>"
+#: code that runs once however many workers serve the app: the ``__main__`` block, and
+#: gunicorn's hooks in the master before it forks (a thread started there is not copied)
+ONCE_UNITS = frozenset({MAIN, "on_starting", "when_ready"})
 
 
 @dataclass
@@ -33,6 +36,9 @@ class Unit:
     is_async: bool = False
     is_generator: bool = False
     is_contextmanager: bool = False
+    #: a hook the server runs in each worker process once it runs (an ASGI startup handler
+    #: or lifespan, gunicorn's ``post_fork``): what it starts runs per worker, preloaded or not
+    per_worker: bool = False
     decorators: set[str] = field(default_factory=set)
     calls: list[str] = field(default_factory=list)  # qualified names of called functions
     locks: list[Lock] = field(default_factory=list)

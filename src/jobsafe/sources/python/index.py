@@ -15,11 +15,12 @@ from ...errors import InternalError, raise_internal_errors
 from ...model import CodeFact, Lock, ParseError, Progress
 from ...suppress import may_hold_suppressions
 from . import prefilter
-from .facts import MAIN, MODULE, ModuleFacts, Unit
+from .facts import MAIN, MODULE, ONCE_UNITS, ModuleFacts, Unit
 from .light import light_facts, needs_full_parse
 from .semantics import HELD_ON_RETURN, Semantics, Where, entered_sites
 from .symbols import (
     LOCKISH_CALLS,
+    Attr,
     Call,
     CallSite,
     Global,
@@ -141,6 +142,9 @@ class PythonIndex:
                 locks[lock.span] = confirmed
         facts = [f if f.lock is None else replace(f, lock=locks[f.lock.span])
                  for f in unit.facts if f.lock is None or f.lock.span in locks]
+        started = {f.span for f in facts if f.kind.endswith("scheduler-start")}
+        facts += [fact for site in unit.callsites if site.span not in started
+                  for fact in self._scheduler_start(site, unit, where)]
         spawn = self.module(rel)
         for site in unit.callsites:
             if spawn is None or not self.may_take(site, unit, spawn):
@@ -156,6 +160,23 @@ class PythonIndex:
                 locks.setdefault(lock.span, lock)
             facts += hazards
         return list(locks.values()), facts
+
+    def _scheduler_start(self, site: CallSite, unit: Unit, where: Where) -> list[CodeFact]:
+        """``scheduler.start()`` on a background scheduler another module makes (``from
+        .extensions import scheduler``): started in every process that runs this code."""
+        call = site.call
+        if unit.name in ONCE_UNITS or site.use != "call" or call is None:
+            return []
+        func = call.func
+        receiver = Imported(func.dotted.rsplit(".", 1)[0]) \
+            if isinstance(func, Imported) and func.dotted.endswith(".start") else \
+            func.base if isinstance(func, Attr) and func.name == "start" else None
+        if receiver is None or self.semantics.kind(receiver, where) != "background-scheduler":
+            return []
+        shown = receiver.dotted.rsplit(".", 1)[-1] if isinstance(receiver, Imported) else \
+            _shown(receiver)
+        return [CodeFact("worker-scheduler-start" if unit.per_worker else "scheduler-start",
+                         site.span, f"{shown}.start()")]
 
     @cached_property
     def lock_names(self) -> frozenset[str]:
@@ -575,3 +596,14 @@ def entry_code(index: PythonIndex, rel: str, kind: str, function: str | None) ->
     return EntryCode(tuple(lock for locks, _ in code for lock in locks),
                      tuple(fact for _, facts in code for fact in facts),
                      bool(units), tuple(dict.fromkeys(module.path for module, _ in units)))
+
+
+def _shown(value) -> str:
+    """How code spells a receiver: ``jobs.scheduler``, ``self.scheduler``."""
+    if isinstance(value, Attr):
+        return f"{_shown(value.base)}.{value.name}"
+    if isinstance(value, Global):
+        return value.name
+    if isinstance(value, Imported):
+        return value.dotted.rsplit(".", 1)[-1]
+    return "scheduler"

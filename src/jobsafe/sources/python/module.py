@@ -16,9 +16,9 @@ from dataclasses import replace
 
 import libcst as cst
 
-from ...model import CodeFact, Lock, ParseError, Span
+from ...model import CodeFact, FactKind, Lock, ParseError, Span
 from . import apis
-from .facts import MAIN, MODULE, ClassInfo, ModuleFacts, Unit
+from .facts import MAIN, MODULE, ONCE_UNITS, ClassInfo, ModuleFacts, Unit
 from .fixes import release_in_finally
 from .hazards_model import derive
 from .idempotency import KeyFlow, helper_origins, key_facts
@@ -131,6 +131,9 @@ class _ModuleAnalyser(UseSites):
         self.sym.units = {u.name: u for u in units}
         self._node_unit = {id(n): key for key, nodes in self.by_unit.items() for n in nodes}
         self._module_prepass()
+        for unit in units:
+            unit.per_worker = unit.name in self.worker_hooks | _GUNICORN_WORKER_HOOKS or any(
+                d.endswith(_STARTUP_DECORATORS) for d in unit.decorators)
         self.facts.spawn_context = self.spawn_context
         self._summaries(units)
         self.helpers = helper_origins(self, units)
@@ -162,6 +165,7 @@ class _ModuleAnalyser(UseSites):
                 self.opened[self.code(node.asname.name)] = self._path_text(
                     argument(node.item, "file", 0))
             elif isinstance(node, cst.Call):
+                self.worker_hooks |= _startup_handlers(node)
                 names = self.qualified(node.func)
                 if names & {"multiprocessing.set_start_method", "multiprocessing.get_context"}:
                     method = self.eval.string(argument(node, "method", 0))
@@ -328,16 +332,18 @@ class _ModuleAnalyser(UseSites):
         for call in calls:
             names = self.qualified(call.func)
             unit.calls.extend(sorted(names))
-            if unit.name != MAIN and isinstance(call.func, cst.Attribute) and \
+            started: FactKind = "worker-scheduler-start" if unit.per_worker else \
+                "scheduler-start"
+            if unit.name not in ONCE_UNITS and isinstance(call.func, cst.Attribute) and \
                     call.func.attr.value == "start" and \
                     self.client_kinds.get(self.code(call.func.value), set()) & apis.BACKGROUND_SCHEDULERS:
-                unit.facts.append(CodeFact("scheduler-start", self.span(call),
+                unit.facts.append(CodeFact(started, self.span(call),
                                            f"{self.code(call.func.value)}.start()"))
             if names & apis.THREAD_STARTS:
                 unit.facts.append(CodeFact("starts-threads", self.span(call),
                                            sorted(names & apis.THREAD_STARTS)[0]))
-                if unit.name != MAIN and self._runs_schedule_loop(call):
-                    unit.facts.append(CodeFact("scheduler-start", self.span(call),
+                if unit.name not in ONCE_UNITS and self._runs_schedule_loop(call):
+                    unit.facts.append(CodeFact(started, self.span(call),
                                                "a thread running schedule.run_pending()"))
             if not names and isinstance(call.func, cst.Attribute) and \
                     isinstance(call.func.value, cst.Name) and call.func.value.value == "self":
@@ -419,3 +425,28 @@ def _assignments(stmt) -> list[tuple[cst.BaseAssignTargetExpression, cst.BaseExp
 _PREPASS_NODES = frozenset({cst.Assign, cst.AnnAssign, cst.WithItem, cst.Call})
 _UNIT_NODES = frozenset({cst.FunctionDef, cst.ClassDef, cst.If})
 _SCOPES = frozenset({cst.FunctionDef, cst.ClassDef})
+
+
+#: gunicorn server hooks that run in each worker process
+_GUNICORN_WORKER_HOOKS = frozenset({"post_fork", "post_worker_init"})
+#: decorators that make a function a per-worker start-up handler: FastAPI/Starlette
+#: ``@app.on_event("startup")``, Quart's ``before_serving``, Flask's first request
+_STARTUP_DECORATORS = (".on_event", ".before_serving", ".before_first_request")
+
+
+def _startup_handlers(call: cst.Call) -> set[str]:
+    """Functions a call registers as per-worker start-up handlers: ``FastAPI(lifespan=f)``,
+    ``Starlette(on_startup=[f])``, ``app.add_event_handler("startup", f)``."""
+    found: set[str] = set()
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if keyword == "lifespan" and isinstance(arg.value, cst.Name):
+            found.add(arg.value.value)
+        elif keyword == "on_startup" and isinstance(arg.value, (cst.List, cst.Tuple)):
+            found |= {e.value.value for e in arg.value.elements if isinstance(e.value, cst.Name)}
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_event_handler" and \
+            len(call.args) >= 2 and isinstance(call.args[0].value, cst.SimpleString) and \
+            call.args[0].value.evaluated_value == "startup" and \
+            isinstance(call.args[1].value, cst.Name):
+        found.add(call.args[1].value.value)
+    return found

@@ -121,6 +121,8 @@ class ModuleBase:
         #: id(acquisition node) -> the expression of a cluster lock's key
         self.lock_keys: dict[int, cst.BaseExpression] = {}
         self.atexit_release: set[str] = set()
+        #: functions the module hands to a server as per-worker start-up handlers
+        self.worker_hooks: set[str] = set()
         self.module_text = text
         self.opened: dict[str, str | None] = {}  # handle -> path of `handle = open(path)`
         collector = _Collector()
