@@ -35,6 +35,11 @@ _SCRIPT_INTERPRETERS: dict[str, EntryKind] = {
     **dict.fromkeys(SHELLS, "shell"), "perl": "perl", "ruby": "ruby", "php": "php",
     "node": "node", "Rscript": "Rscript", "lua": "lua", "tclsh": "tclsh"}
 _DJANGO = {"manage.py", "django-admin", "django-admin.py"}
+#: runners of the project's own tasks: ``rake billing:charge``, ``rails runner``,
+#: ``fab sync``, ``invoke sync``
+_TASK_RUNNERS = {"rake", "rails", "fab", "invoke"}
+#: package managers whose ``run NAME`` runs a script of the project's package.json
+_PACKAGE_SCRIPTS = {"npm", "yarn", "pnpm"}
 #: a positional parameter of a script (``$1``, ``${2}``)
 _POSITIONAL = re.compile(r"\$\{?([1-9])\}?")
 #: interpreter options followed by a value (not the script): ``php -d memory_limit=2G``
@@ -341,6 +346,12 @@ class Tree:
         if not argv:
             return None, False
         name = basename(argv[0])
+        if name == "bundle" and argv[1:2] == ["exec"]:
+            return self.resolve(argv[2:], cwd, base)
+        if name in _TASK_RUNNERS or name in _PACKAGE_SCRIPTS and "run" in argv[1:2]:
+            # the project's own tasks (a Rakefile, a fabfile, package.json's scripts),
+            # whose code is not followed
+            return None, True
         if _PYTHON.match(name):
             return self._python(argv, cwd, base)
         if name in _SCRIPT_INTERPRETERS:
@@ -353,8 +364,9 @@ class Tree:
                 return (Resolved(f, kind, _command_after(argv, script)) if f else None), True
             f = self.find(script, cwd, base)
             words = tuple(argv[argv.index(script) + 1:])
+            # (a relative path is the project's own script, found or not)
             return (Resolved(f, _SCRIPT_INTERPRETERS[name], words=words) if f else None), \
-                f is not None
+                f is not None or not script.startswith(("/", "~", "$"))
         if name in _DJANGO:
             return self._django(argv[1:]), True
         if name in _FRAMEWORK_CONSOLES and ("/" in argv[0] or name == "artisan"):
@@ -365,6 +377,8 @@ class Tree:
             f = self.find(argv[0], cwd, base)
             if f is not None and is_script(f):
                 return Resolved(f, "script", words=tuple(argv[1:])), True
+            if f is None and argv[0].startswith(("./", "../")):
+                return None, True  # a program of the project, run by its relative path
         if name in self.console_scripts:  # also /srv/venv/bin/NAME
             spec = self.console_scripts[name]
             module, _, func = spec.partition(":")

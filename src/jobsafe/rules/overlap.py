@@ -98,11 +98,15 @@ class UnguardedJob(Rule):
             if not any(t.project_code for t in work) and not (self.settings.strict and work):
                 continue
             every = interval_text(job)
+            # project code that is not in the tree: no lock in it could be seen
+            unseen = all(t.entry is None for t in work if t.project_code)
             yield self.finding(
                 job.span,
                 message("`{schedule}` job {work} has no overlap guard: a run longer than "
-                        "{every} starts a second copy beside it",
-                        schedule=job.schedule.text, work=work_text(job), every=every),
+                        "{every} starts a second copy beside it{unseen}",
+                        schedule=job.schedule.text, work=work_text(job), every=every,
+                        unseen=prose(" (its entry code is not in the analysed tree: a lock "
+                                     "taken there is not seen)" if unseen else "")),
                 (job,), job.id, edits=self._guard(job, taken.setdefault(job.span.path, set())),
                 fix_message="run it under `flock -n` (skip while the last run holds the lock) "
                             "and `timeout` (end a run after one interval)")
