@@ -45,6 +45,12 @@ _POSITIONAL = re.compile(r"\$\{?([1-9])\}?")
 #: interpreter options followed by a value (not the script): ``php -d memory_limit=2G``
 _VALUED_OPTIONS: dict[str, tuple[str, ...]] = {"php": ("-d", "-c", "-z"), "perl": ("-I", "-M"),
                                                "ruby": ("-I", "-r"), "node": ("-r", "--require")}
+#: interpreter options whose value is the code to run: no script file follows
+_INLINE_CODE: dict[str, tuple[str, ...]] = {
+    "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",),
+    "node": ("-e", "-p", "--eval", "--print")}
+#: a script named by a path relative to the job's directory (``scripts/sync.js``)
+_RELATIVE_SCRIPT = re.compile(r"(?:\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.\w+|\.{1,2}/[\w./-]+")
 #: Laravel's and Symfony's (bin/console) command runners
 _FRAMEWORK_CONSOLES: dict[str, EntryKind] = {"artisan": "artisan", "console": "console"}
 #: the method a framework calls on a command class: Laravel's ``handle``, Symfony's
@@ -356,7 +362,8 @@ class Tree:
             return self._python(argv, cwd, base)
         if name in _SCRIPT_INTERPRETERS:
             script = next(iter(_positional(argv[1:], _VALUED_OPTIONS.get(name, ()))), None)
-            if script is None:
+            inline = _INLINE_CODE.get(name, ("-c",) if name in SHELLS else ())
+            if script is None or set(inline) & set(argv[1:argv.index(script)]):
                 return None, False
             if basename(script) in _FRAMEWORK_CONSOLES:
                 f = self.find(script, cwd, base)
@@ -366,7 +373,7 @@ class Tree:
             words = tuple(argv[argv.index(script) + 1:])
             # (a relative path is the project's own script, found or not)
             return (Resolved(f, _SCRIPT_INTERPRETERS[name], words=words) if f else None), \
-                f is not None or not script.startswith(("/", "~", "$"))
+                f is not None or _RELATIVE_SCRIPT.fullmatch(script) is not None
         if name in _DJANGO:
             return self._django(argv[1:]), True
         if name in _FRAMEWORK_CONSOLES and ("/" in argv[0] or name == "artisan"):

@@ -41,6 +41,7 @@ StaleHandling = Literal[
 LockKind = Literal[
     "flock", "lockf", "filelock", "soft-filelock", "portalocker", "portalocker-redis",
     "fasteners", "zc.lockfile", "tendo", "lockfile", "pid-file", "lock-file", "lock-dir",
+    "process-check",
     "redis-lock", "python-redis-lock", "redlock", "redis-key", "cache-key", "cache-lock",
     "symfony-lock",
     "huey-lock", "db-row-lock", "db-claim", "pg-advisory", "mysql-get-lock",

@@ -58,6 +58,14 @@ class ExistsCheckLock(Rule):
 
     def check(self, project):
         for lock, job in locks_with_jobs(project):
+            if lock.kind == "process-check" and lock.existence_test is not None:
+                yield self.finding(
+                    lock.existence_test,
+                    message("`{api}` looks for a running copy, then the job starts: two runs "
+                            "started together can both find none and both proceed; take a "
+                            "lock instead (`flock -n`)", api=lock.api or "pgrep"),
+                    (lock, job), job_id(job), related_job(job))
+                continue
             if lock.kind in FILE_LOCKS and lock.existence_test is not None and not lock.atomic:
                 yield self.finding(
                     lock.existence_test,

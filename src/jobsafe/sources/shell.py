@@ -799,7 +799,15 @@ def analyze(text: str, locate: Locator, variables: dict[str, str] | None = None,
     facts = CommandFacts()
     script = parse_script(text, variables)
     _collect(script, locate, facts, guarded, depth)
-    facts.locks.extend(lock_files(script, locate))
+    files = lock_files(script, locate)
+    facts.locks.extend(files + process_checks(script, locate))
+    # work sent to the background after a lock file is taken outlives it: the script ends,
+    # its trap or its last line removes the file, and the next run starts beside the work
+    removed = _removed_paths(script)
+    for lock in files:
+        if lock.path in removed:
+            facts.backgrounds.extend(b for b in facts.detached if b.span.line >= lock.span.line
+                                     and b not in facts.backgrounds)
     return facts
 
 
@@ -917,14 +925,19 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
         return any(stmt[0] <= at < stmt[1] and (name == "exit" or _LOCKISH.search(path))
                    for at, name in exits)
 
-    removed = {_norm(w.text) for c in script.cmds if c.name in ("rm", "rmdir", "unlink")
-               for w in c.argv[1:] if not w.text.startswith("-")}
+    removed = _removed_paths(script)
     tests: dict[str, TestExpr] = {}
+    #: existence tests whose statement holds the rest of the run (``[ -f L ] || { touch L;
+    #: work; rm L; }``, ``if [ ! -f L ]; then touch L; …; fi``): a creation inside one, of a
+    #: path removed later, is taken only when the path was absent
+    enclosing: dict[str, list[TestExpr]] = {}
     for t in script.tests:
         key = _norm(t.operand.text)
         if t.op in _EXISTENCE_OPS and key and stops(t.stmt, key) and \
                 (not t.negated or _LOCKISH.search(key)):
             tests.setdefault(key, t)
+        elif t.op in _EXISTENCE_OPS and key in removed:
+            enclosing.setdefault(key, []).append(t)
     source = script.source.decode("utf-8", "surrogateescape")
     locks: list[Lock] = []
     seen: set[str] = set()
@@ -933,7 +946,8 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
             key = _norm(path.text)
             if not key or key in seen or key in flocked or key.startswith("/dev/"):
                 continue
-            test = tests.get(key)
+            test = tests.get(key) or next(
+                (t for t in enclosing.get(key, ()) if t.start < cmd.start < t.stmt[1]), None)
             test_before = test is not None and test.start < cmd.start
             checked = atomic and cmd.condition and (stops(cmd.stmt, key) or key in removed)
             writes_pid = any(w.text in ("$$", "$BASHPID") for w in cmd.argv)
@@ -956,6 +970,48 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
                 atomic=atomic,
             ))
     return locks
+
+
+def process_checks(script: Script, locate: Locator) -> list[Lock]:
+    """A guard that looks for a running copy and stops when it finds one (``pgrep -f sync
+    && exit``, ``if ps aux | grep -q '[s]ync'; then exit; fi``): it goes with the process
+    like a kernel lock, but checking and starting are two steps."""
+    exits = [c.start for c in script.cmds if c.name == "exit"]
+    found: list[Lock] = []
+    for cmd in script.cmds:
+        if not cmd.condition or not any(cmd.stmt[0] <= at < cmd.stmt[1] for at in exits):
+            continue
+        args = [w.text for w in cmd.argv[1:]]
+        by_pattern = cmd.name in ("pgrep", "pidof") or cmd.name == "ps" and "-p" not in args \
+            and any(c.name == "grep" and c.stmt == cmd.stmt for c in script.cmds)
+        if not by_pattern:
+            continue
+        pattern = next((a for a in reversed(args) if not a.startswith("-")), None)
+        span = locate.span(cmd.start, cmd.end)
+        found.append(Lock(kind="process-check", scope="host", span=span, path=pattern,
+                          stale_handling="kernel", release="process-exit", blocking=False,
+                          existence_test=span, atomic=False, api=cmd.name))
+    return found
+
+
+def _removed_paths(script: Script) -> set[str]:
+    """Paths the script removes: by ``rm``/``rmdir``/``unlink``, or in a ``trap`` it sets."""
+    removed = {_norm(w.text) for c in script.cmds if c.name in ("rm", "rmdir", "unlink")
+               for w in c.argv[1:] if not w.text.startswith("-")}
+    def expanded(word: str) -> str:  # (a trap string in single quotes is expanded when run)
+        return _VARIABLE.sub(lambda m: script.variables.get(m.group(1) or m.group(2),
+                                                            m.group(0)), word)
+
+    for cmd in script.cmds:
+        if cmd.name == "trap" and len(cmd.argv) > 1:
+            removed |= {_norm(expanded(m.group(1)))
+                        for m in _TRAP_REMOVAL.finditer(cmd.argv[1].text)}
+    return removed
+
+
+_VARIABLE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+#: a removal in a trap's command string: ``trap 'rm -f "$LOCK"' EXIT``
+_TRAP_REMOVAL = re.compile(r"\b(?:rm|rmdir|unlink)(?:\s+-\w+)*\s+[\"']?([^\s\"';&|]+)")
 
 
 def _creations(cmd: Cmd):
