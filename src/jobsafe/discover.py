@@ -20,6 +20,9 @@ DEFAULT_EXCLUDES = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__p
 MAX_FILE_BYTES = 10 * 1024 * 1024
 _SNIFF_BYTES = 256 * 1024
 _SNIFF_SUFFIXES = {"", ".txt", ".conf", ".cfg", ".tab"}
+#: suffixes of files a deployment tool renders (Jinja for Ansible and Salt, ERB for
+#: Puppet and Chef, Go templates): ``sync.timer.j2`` is the unit ``sync.timer``
+TEMPLATE_SUFFIXES = ("j2", "jinja", "jinja2", "tmpl", "tpl", "erb", "template", "in")
 _NOT_CRONTAB_SUFFIXES = {"gz", "bz2", "xz", "zst", "zip", "tar", "tgz", "md", "rst", "html", "py",
                          "sh", "j2", "jinja", "jinja2", "tmpl", "tpl", "erb", "mustache", "ejs",
                          "orig", "rej", "swp", "bak", "dpkg-dist", "dpkg-old", "ucf-dist",
@@ -72,7 +75,9 @@ def classify(rel: str) -> str:
         return "shell"
     if name in ("pyproject.toml", "setup.cfg"):
         return "pyproject"
-    if lower.endswith((".timer", ".service")):
+    if lower.endswith((".timer", ".service")) or \
+            lower.endswith(tuple(f".{unit}.{t}" for unit in ("timer", "service")
+                                 for t in TEMPLATE_SUFFIXES)):
         return "systemd"
     if lower.endswith(".mount") or lower == "fstab" or lower.startswith("fstab."):
         return "mount"

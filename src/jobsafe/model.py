@@ -341,6 +341,9 @@ class UnitFacts:
     persistent: bool = False
     randomized_delay_seconds: float | None = None
     accuracy_seconds: float | None = None
+    #: the unit's time limit is set by a template (``TimeoutStartSec={{ limit }}``): a
+    #: bound whose value is not known here, not a missing one
+    limit_templated: bool = False
 
 
 @dataclass(frozen=True)
@@ -405,6 +408,9 @@ class K8sFacts:
     concurrency_policy: str | None  # None: not set (Kubernetes' default is Allow)
     policy_span: Span | None = None
     active_deadline_seconds: float | None = None
+    #: ``activeDeadlineSeconds`` is set by a template (``{{ .Values.deadline }}``): a bound
+    #: whose value is not known here, not a missing one
+    deadline_templated: bool = False
     #: for fixes: the concurrencyPolicy value as written; where a key goes in the CronJob's
     #: spec and in its Job spec (block mappings only)
     policy_value: Span | None = None

@@ -7,6 +7,7 @@ from dataclasses import replace
 from functools import partial
 
 from ..calendar import next_elapses, parse_calendar
+from ..discover import TEMPLATE_SUFFIXES
 from ..link import build_job
 from ..model import Job, NeverRuns, ParseError, Schedule, Span, UnitFacts
 from ..schedule import calendar_schedule, span_start
@@ -19,6 +20,7 @@ from ..sources.systemd import (
     parse_unit,
     split_exec,
 )
+from ..sources.yamlfile import TEMPLATE_VALUE
 from ..timespec import ScheduleError
 from .context import Step
 
@@ -55,6 +57,9 @@ class SystemdAssembly(Step):
                 del self.texts[f.display]  # a script named like a unit (needrestart's hooks)
                 continue
             parts = f.rel.split("/")
+            rendered = _rendered_name(parts[-1])
+            if rendered is not None:  # a template a deployment tool renders into the unit
+                parts[-1], text = rendered, _untemplated(text)
             if f.kind == "systemd-dropin":
                 unit, errors = parse_unit(parts[-2][:-2], f.display, text)
                 self.project.parse_errors.extend(errors)
@@ -107,7 +112,7 @@ class SystemdAssembly(Step):
 
         def span_seconds(key):
             value = setting(key)
-            if value is None:
+            if value is None or TEMPLATE_VALUE in value:
                 return None
             try:
                 return parse_timespan(value)
@@ -142,12 +147,16 @@ class SystemdAssembly(Step):
             timeout_start_seconds=timeout_start, runtime_max_seconds=runtime_max,
             persistent=_yes(timer.last("Timer", "Persistent")),
             randomized_delay_seconds=timer_seconds("RandomizedDelaySec"),
-            accuracy_seconds=timer_seconds("AccuracySec"))
+            accuracy_seconds=timer_seconds("AccuracySec"),
+            limit_templated=any(TEMPLATE_VALUE in (setting(key) or "") for key in (
+                "TimeoutStartSec", "TimeoutSec", "RuntimeMaxSec")))
         instance_name = timer.name.rsplit(".", 1)[0] + ".service" if not timer.is_template \
             else service_name
         commands = []
         for a in execs:
-            command = expand_specifiers(split_exec(a.value), instance_name)
+            # (a path a template fills in is left to the path-suffix search)
+            command = expand_specifiers(split_exec(a.value), instance_name).replace(
+                TEMPLATE_VALUE, "")
             column = a.span.column + len("ExecStart=") + (len(a.value) - len(a.value.lstrip("-@:+!")))
             locate = Locator(service.display, command, a.span.line, column)
             locate.exact = command == a.value.lstrip("-@:+!")  # no specifier expanded
@@ -183,6 +192,9 @@ class SystemdAssembly(Step):
     def _timer_schedule(self, timer: UnitFile) -> Schedule | None:
         calendars = timer.values("Timer", "OnCalendar")
         good = []
+        templated = [a.value for a in calendars if TEMPLATE_VALUE in a.value]
+        if templated:  # set when the template is rendered
+            return Schedule(text="; ".join(f"OnCalendar={v}" for v in templated), kind="templated")
         for a in calendars:
             try:
                 parse_calendar(a.value)
@@ -218,6 +230,25 @@ class SystemdAssembly(Step):
         if boots:
             return Schedule(text="; ".join(f"{a.value}" for a in boots), kind="reboot")
         return None
+
+
+def _rendered_name(name: str) -> str | None:
+    """``sync.timer.j2`` -> ``sync.timer``: the unit a template is rendered into."""
+    stem, _, suffix = name.rpartition(".")
+    return stem if suffix.lower() in TEMPLATE_SUFFIXES and \
+        stem.endswith((".timer", ".service", ".conf")) else None
+
+
+#: expressions of Jinja, ERB, Go templates and autotools/meson substitutions
+_EXPRESSION = re.compile(r"\{\{.*?\}\}|<%=?.*?%>|@[A-Za-z_]\w*@")
+_STATEMENT_LINE = re.compile(r"^\s*(?:\{%.*?%\}|<%[^=].*?%>)\s*$", re.M)
+
+
+def _untemplated(text: str) -> str:
+    """A unit template as the unit it renders: a value a template sets is a placeholder
+    (set, not known here); lines that are only template statements are blank (line
+    numbers stay those of the file)."""
+    return _EXPRESSION.sub(TEMPLATE_VALUE, _STATEMENT_LINE.sub("", text))
 
 
 def _never_elapses(timer: UnitFile, schedule: Schedule) -> NeverRuns | None:

@@ -258,7 +258,9 @@ def build_audit(analysis: Analysis) -> Audit:
             every=format_duration(s.min_interval_seconds) if s.min_interval_seconds else "",
             guard=overlap_guard(job), locks=[lock_text(lock) for lock in job.all_locks],
             bound=format_duration(job.runtime_bound_seconds)
-            if job.runtime_bound_seconds is not None else None,
+            if job.runtime_bound_seconds is not None else "set"  # by a template
+            if job.k8s is not None and job.k8s.deadline_templated or
+            job.unit is not None and job.unit.limit_templated else None,
             replicas=job.replicas.note if job.replicas else None,
             entry=(f"{shown(entry.path)}:{entry.function}()" if entry.function else
                    shown(entry.path)) if entry else None,

@@ -277,7 +277,7 @@ class NoRuntimeBound(Rule):
                     if job.command_at is not None and interval else (),
                     fix_message="end a run after one interval with `timeout`")
             elif job.source == "k8s" and job.k8s is not None:
-                if job.k8s.concurrency_policy != "Forbid":
+                if job.k8s.concurrency_policy != "Forbid" or job.k8s.deadline_templated:
                     continue  # without Forbid a hung Job does not block the next (JOB105 instead)
                 yield self.finding(
                     job.span,
@@ -288,6 +288,8 @@ class NoRuntimeBound(Rule):
                     if job.k8s.policy_span else [], edits=_deadline(job),
                     fix_message="end a Job after one interval with activeDeadlineSeconds")
             elif job.source == "systemd" and job.unit is not None:
+                if job.unit.limit_templated:
+                    continue  # set when the template is rendered
                 key = "TimeoutStartSec" if job.unit.type == "oneshot" else "RuntimeMaxSec"
                 if job.unit.type == "oneshot":
                     missing = prose("Type=oneshot has no start timeout by default: set "
@@ -367,7 +369,7 @@ class CronJobAllowsOverlap(Rule):
             policy = yaml_keys(k8s.spec_slot, ["concurrencyPolicy: Forbid"])
         else:
             return ()
-        if k8s.active_deadline_seconds is not None:
+        if k8s.active_deadline_seconds is not None or k8s.deadline_templated:
             return (policy,)
         deadline = _deadline(job)
         return (policy, *deadline) if deadline else ()

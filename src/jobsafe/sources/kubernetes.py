@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..model import Confidence, K8sFacts, MountKind, Span
 from .workloads import Container, Volume, Workload
-from .yamlfile import YNode
+from .yamlfile import TEMPLATE_VALUE, YNode
 
 IGNORE_ANNOTATION = "jobsafe.dev/ignore"
 
@@ -83,6 +83,7 @@ def cronjobs(path: str, docs: list[YNode]) -> list[CronJobSpec]:
             name=name, concurrency_policy=str(policy.value) if policy is not None else None,
             policy_span=Span(path, policy.key_line or policy.line) if policy is not None else None,
             active_deadline_seconds=_number(deadline),
+            deadline_templated=deadline is not None and TEMPLATE_VALUE in deadline,
             policy_value=policy.value_span(path) if policy is not None and
             isinstance(policy.value, str) else None,
             spec_slot=spec.key_slot(path) if spec is not None else None,
