@@ -263,3 +263,48 @@ def test_schedulers_started_by_start_up_hooks(write_tree, files, expected):
     assert [(f.span.path, f.span.line) for f in found] == [(p, line) for p, line, _ in expected]
     for finding, (_, _, where) in zip(found, expected):
         assert where in finding.message
+
+
+STARTER = ("from apscheduler.schedulers.background import BackgroundScheduler\n\n"
+           "scheduler = BackgroundScheduler()\n\n\n"
+           "def start_scheduler():\n    scheduler.add_job(print, 'interval', minutes=1)\n"
+           "    scheduler.start()\n")
+
+
+@pytest.mark.parametrize("config, reported", [
+    # a function that starts the scheduler, called only from a master hook: once
+    ("from app import start_scheduler\n\nworkers = 4\n\n\ndef when_ready(server):\n"
+     "    start_scheduler()\n", False),
+    # ... called from a per-worker hook: in each worker
+    ("from app import start_scheduler\n\nworkers = 4\n\n\ndef post_fork(server, worker):\n"
+     "    start_scheduler()\n", True),
+    # the count read from the environment with a default
+    ("import os\n\nfrom app import start_scheduler\n\n"
+     "workers = int(os.environ.get('GUNICORN_WORKERS', 6))\n\n\n"
+     "def post_worker_init(worker):\n    start_scheduler()\n", True),
+])
+def test_who_calls_the_function_that_starts_the_scheduler(write_tree, config, reported):
+    """StefanCryptoTradingBot's and QuestByCycle's spelling: ``start_scheduler()`` from
+    gunicorn's ``when_ready`` runs once, in the master."""
+    root = write_tree({"app/__init__.py": STARTER, "gunicorn_config.py": config})
+    found = [f for f in run_analysis(root).findings if f.rule == "JOB107"]
+    assert [(f.span.path, f.span.line) for f in found] == (
+        [("app/__init__.py", 8)] if reported else [])
+
+
+def test_worker_counts_in_a_start_script_continued_over_lines(write_tree):
+    """spiff-arena's boot script: no extension, ``--workers`` on a continuation line."""
+    boot = ("#!/usr/bin/env bash\nset -e\nexec gunicorn \\\n  --bind 0.0.0.0:8000 \\\n"
+            "  --workers=4 \\\n  app:app\n")
+    root = write_tree({"app/__init__.py": STARTER + "\n\nstart_scheduler()\n",
+                       "bin/boot_server": boot})
+    found = [f for f in run_analysis(root).findings if f.rule == "JOB107"]
+    assert [(f.span.path, f.span.line) for f in found] == [("app/__init__.py", 8)]
+    assert "4 worker processes" in found[0].message
+
+
+def test_a_scheduler_started_paused_runs_no_job(write_tree):
+    code = STARTER.replace("scheduler.start()", "scheduler.start(paused=True)")
+    root = write_tree({"app/__init__.py": code + "\n\nstart_scheduler()\n",
+                       "Procfile": "web: gunicorn app:app -w 4\n"})
+    assert not [f for f in run_analysis(root).findings if f.rule == "JOB107"]

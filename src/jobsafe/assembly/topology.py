@@ -157,18 +157,24 @@ class TopologyAssembly(Step):
         return None
 
     def _workers(self) -> Copies | None:
-        """gunicorn/uWSGI worker processes, from configs and command lines in the tree."""
+        """gunicorn/uWSGI worker processes, from configs and command lines in the tree
+        (also a start script without an extension, a command continued over lines)."""
         for f in self.discovery.files:
             name = f.rel.rsplit("/", 1)[-1].lower()
-            if not (name == "procfile" or name.startswith(("gunicorn", "uwsgi")) or
+            script = f.kind == "other" and "." not in name and name != "procfile"
+            if not (name == "procfile" or name.startswith(("gunicorn", "uwsgi")) or script or
                     f.kind in ("dockerfile", "yaml", "shell") or name.endswith((".ini", ".conf"))):
                 continue
             text = self.peek(f)
-            if not text:
+            if not text or script and not text.startswith("#!"):
                 continue
-            for m in _WORKERS.finditer(text):
+            # (a backslash-newline joins lines; the same length keeps the line numbers)
+            joined = text.replace("\\\n", "  ")
+            for m in _WORKERS.finditer(joined):
                 value = next(g for g in m.groups() if g is not None)
-                count = 2 if "cpu_count" in value else int(value) if value.isdigit() else 0
+                default = _ENV_DEFAULT.search(value)
+                count = 2 if "cpu_count" in value else int(value) if value.isdigit() else \
+                    int(default.group(1)) if default else 0
                 # a bare `workers =`/`processes =` line says less outside a server's config
                 bare = (m.group(2) or m.group(3)) is not None and \
                     not name.startswith(("gunicorn", "uwsgi"))
@@ -245,6 +251,8 @@ _POOLER = re.compile(r"(?im)^\s*pool_mode\s*=\s*transaction\b|DISABLE_SERVER_SID
                      r"postgres(?:ql)?(?:\+\w+)?://[^\s'\"]*:6432/")
 
 
+#: a count read from the environment with a default: ``int(os.environ.get("WORKERS", 6))``
+_ENV_DEFAULT = re.compile(r"(?:environ\.get|getenv)\(\s*['\"]\w+['\"]\s*,\s*['\"]?(\d+)")
 _PRELOAD = re.compile(r"\bgunicorn\b[^\n]*\s--preload\b|^\s*preload_app\s*=\s*True\b", re.M)
 _WORKERS = re.compile(
     r"\b(?:gunicorn|uvicorn|hypercorn|granian)\b[^\n]*?(?<![\w-])(?:-w|--workers)"

@@ -6,6 +6,7 @@ and hazards of everything it reaches are the entry code's.
 """
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -22,6 +23,7 @@ from .symbols import (
     LOCKISH_CALLS,
     Attr,
     Call,
+    Const,
     CallSite,
     Global,
     Imported,
@@ -102,6 +104,8 @@ class PythonIndex:
         #: id(use site) -> (the site, the names it may call): kept alive with its key
         self._site_names: dict[int, tuple[CallSite, set[str]]] = {}
         self._by_dotted = {self.dotted(rel): rel for rel in files}
+        #: (module, function) -> whether only code that runs once calls it
+        self._once: dict[tuple[str, str], bool] = {}
         packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
         self._packages = packages
         for rel in files:  # certbot/src/certbot/x.py is imported as certbot.x
@@ -145,6 +149,8 @@ class PythonIndex:
         started = {f.span for f in facts if f.kind.endswith("scheduler-start")}
         facts += [fact for site in unit.callsites if site.span not in started
                   for fact in self._scheduler_start(site, unit, where)]
+        if any(f.kind == "scheduler-start" for f in facts) and self.called_once(rel, unit.name):
+            facts = [f for f in facts if f.kind != "scheduler-start"]
         spawn = self.module(rel)
         for site in unit.callsites:
             if spawn is None or not self.may_take(site, unit, spawn):
@@ -161,11 +167,39 @@ class PythonIndex:
             facts += hazards
         return list(locks.values()), facts
 
+    def called_once(self, rel: str, name: str, depth: int = 0) -> bool:
+        """Whether every call of the module-level function ``name`` in the project is made
+        by code that runs once however many workers serve the app (gunicorn's master hooks,
+        the ``__main__`` block), directly or through functions called only from there. A
+        function nothing in the project calls (a framework calls it) is not."""
+        key = (rel, name)
+        if key not in self._once:
+            self._once[key] = False  # (a cycle of calls is not "once")
+            self._once[key] = "." not in name and name not in (MODULE, MAIN) and \
+                depth < 3 and self._callers_once(rel, name, depth)
+        return self._once[key]
+
+    def _callers_once(self, rel: str, name: str, depth: int) -> bool:
+        target = f"{self.dotted(rel)}.{name}"
+        called = re.compile(rf"\b{re.escape(name)}\s*\(")
+        callers: list[tuple[str, str]] = []
+        for other in sorted(self.files):
+            text = self.read(self.files[other]) or ""
+            if not called.search(text.replace(f"def {name}(", "")):
+                continue
+            facts = self.module(other)
+            for unit in facts.units.values() if facts is not None else ():
+                if target in unit.calls or other == rel and name in unit.calls:
+                    callers.append((other, unit.name))
+        return bool(callers) and all(unit in ONCE_UNITS or self.called_once(other, unit, depth + 1)
+                                     for other, unit in callers)
+
     def _scheduler_start(self, site: CallSite, unit: Unit, where: Where) -> list[CodeFact]:
         """``scheduler.start()`` on a background scheduler another module makes (``from
         .extensions import scheduler``): started in every process that runs this code."""
         call = site.call
-        if unit.name in ONCE_UNITS or site.use != "call" or call is None:
+        if unit.name in ONCE_UNITS or site.use != "call" or call is None or \
+                dict(call.args).get("paused") == Const(True):  # runs no job yet
             return []
         func = call.func
         receiver = Imported(func.dotted.rsplit(".", 1)[0]) \

@@ -334,8 +334,10 @@ class _ModuleAnalyser(UseSites):
             unit.calls.extend(sorted(names))
             started: FactKind = "worker-scheduler-start" if unit.per_worker else \
                 "scheduler-start"
+            paused = argument(call, "paused", None)  # start(paused=True) runs no job yet
             if unit.name not in ONCE_UNITS and isinstance(call.func, cst.Attribute) and \
-                    call.func.attr.value == "start" and \
+                    call.func.attr.value == "start" and not (
+                        isinstance(paused, cst.Name) and paused.value == "True") and \
                     self.client_kinds.get(self.code(call.func.value), set()) & apis.BACKGROUND_SCHEDULERS:
                 unit.facts.append(CodeFact(started, self.span(call),
                                            f"{self.code(call.func.value)}.start()"))
