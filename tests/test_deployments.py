@@ -2,7 +2,7 @@
 import pytest
 
 from jobsafe.sources.compose import compose_services
-from jobsafe.sources.dockerfile import runner_files
+from jobsafe.sources.dockerfile import runner_files, serial_runner_files
 from jobsafe.sources.kubernetes import Catalog, classify_claim, workloads
 from jobsafe.sources.mounts import fstab_mounts, mount_unit
 from jobsafe.sources.workloads import celery_role, image_name, runs_cron_daemon
@@ -128,6 +128,16 @@ def test_supervisor_programs_with_continuations_comments_and_numprocs():
 ])
 def test_the_crontab_a_container_cron_runner_reads(command, files):
     assert runner_files(command, "/app") == files
+
+
+@pytest.mark.parametrize("command, serial", [
+    ("supercronic /app/crontab", ["/app/crontab"]),
+    ("supercronic -overlapping /app/crontab", []),
+    ('["supercronic", "/app/crontab"]', ["/app/crontab"]),
+    ('["supercronic", "-overlapping", "/app/crontab"]', []),  # the exec form (AzuraCast)
+])
+def test_supercronic_overlapping_in_both_forms(command, serial):
+    assert serial_runner_files(command) == serial
 
 
 def test_github_runs_a_schedule_at_most_every_five_minutes(write_tree):

@@ -786,6 +786,24 @@ def test_a_front_controller_includes_the_module_its_command_line_names(tmp_path,
     assert found == [("etc/cron.d/app", 1, rule)]
 
 
+def test_an_exit_when_the_atomic_creation_failed_is_outside_the_lock(tmp_path):
+    """FreshRSS's spelling: ``if (($fp = @fopen($f, 'x')) === false) { die(); }`` exits in
+    the branch where this run holds nothing (no JOB204); the same exit after the creation
+    succeeded is."""
+    refused = ("<?php\n$f = '/tmp/actualize.lock';\n"
+               "if (($fp = @fopen($f, 'x')) === false) {\n    die();\n}\nfclose($fp);\n"
+               "register_shutdown_function(function () use ($f) { unlink($f); });\n"
+               "actualize();\n")
+    held = ("<?php\n$f = '/tmp/actualize.lock';\n"
+            "if (($fp = @fopen($f, 'x')) !== false) {\n    actualize();\n    die();\n}\n"
+            "unlink($f);\n")
+    assigned = ("<?php\n$f = '/tmp/actualize.lock';\n$fp = @fopen($f, 'x');\n"
+                "if ($fp === false) { exit(0); }\nactualize();\nfclose($fp);\nunlink($f);\n")
+    assert "JOB204" not in [r for _, _, r in findings(tmp_path / "a", {"a.php": refused})]
+    assert ("a.php", 5, "JOB204") in findings(tmp_path / "b", {"a.php": held})
+    assert "JOB204" not in [r for _, _, r in findings(tmp_path / "c", {"a.php": assigned})]
+
+
 def test_a_static_include_runs_in_the_script(tmp_path):
     """``require __DIR__ . '/lib/lock.php'`` and ``dirname(__FILE__)`` spellings: the
     included file's top-level code is part of the run."""

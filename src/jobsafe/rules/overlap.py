@@ -105,8 +105,9 @@ class UnguardedJob(Rule):
                 message("`{schedule}` job {work} has no overlap guard: a run longer than "
                         "{every} starts a second copy beside it{unseen}",
                         schedule=job.schedule.text, work=work_text(job), every=every,
-                        unseen=prose(" (its entry code is not in the analysed tree: a lock "
-                                     "taken there is not seen)" if unseen else "")),
+                        unseen=prose(" (its entry code was not found in the tree or is in a "
+                                     "language jobsafe does not read: a lock taken there is "
+                                     "not seen)" if unseen else "")),
                 (job,), job.id, edits=self._guard(job, taken.setdefault(job.span.path, set())),
                 fix_message="run it under `flock -n` (skip while the last run holds the lock) "
                             "and `timeout` (end a run after one interval)")
@@ -488,6 +489,16 @@ def _env_variants(a: Job, b: Job) -> bool:
     return bool(envs_a or envs_b) and envs_a != envs_b
 
 
+def _image_variants(a: Job, b: Job) -> bool:
+    """Cron lines two Dockerfiles write build two images (nextcloud's apache, fpm and
+    fpm-alpine variants): a deployment runs one of them, not both."""
+    def dockerfile(job: Job) -> bool:
+        name = job.span.path.rsplit("/", 1)[-1].lower()
+        return name.startswith(("dockerfile", "containerfile")) or name.endswith(".dockerfile")
+
+    return dockerfile(a) and dockerfile(b) and a.span.path != b.span.path
+
+
 def _exclusive_branches(a: Job, b: Job) -> bool:
     """Two tasks declared in the two branches of one ``if`` (``if (isDev()) … else …``):
     only one of them is ever scheduled."""
@@ -538,6 +549,7 @@ class DuplicateSchedule(Rule):
         for same in groups.values():
             for earlier, later in combinations(same, 2):
                 if later.id in reported or _env_variants(earlier, later) or \
+                        _image_variants(earlier, later) or \
                         _systemd_fallback(earlier, later) or _example(earlier) or \
                         _example(later) or _exclusive_branches(earlier, later):
                     continue

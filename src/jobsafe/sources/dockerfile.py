@@ -59,7 +59,7 @@ def serial_runner_files(command: str, workdir: str = "/") -> list[str]:
     """The crontab files a command hands supercronic without ``-overlapping``: supercronic
     waits for a job to finish before it starts that job again (its README, "Duplicate
     Jobs"), so their jobs never overlap themselves."""
-    if "supercronic" not in command or re.search(r"(?:^|\s)--?overlapping\b", command):
+    if "supercronic" not in command or re.search(r"(?:^|[\s\"',\[])--?overlapping\b", command):
         return []
     return [path for path in runner_files(command, workdir)
             if re.search(r"supercronic\b[^&|;]*" + re.escape(path.rsplit("/", 1)[-1]), command)]

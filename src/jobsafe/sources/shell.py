@@ -666,6 +666,25 @@ def _shell_step(cmd, argv, locate) -> _Step | None:
     return None
 
 
+def _su_step(cmd, argv, locate) -> _Step | None:
+    """``su [-s SHELL] USER -c 'string'`` (options before or after the user, ``-s/bin/sh``
+    attached, ``--command=``) runs the string as that user."""
+    i = 1
+    while i < len(argv):
+        word = argv[i].text
+        if word in ("-c", "--command") and i + 1 < len(argv):
+            return _Step(Wrapper("su", argv[0]), inline=(argv[i + 1], False))
+        if word.startswith("--command="):
+            value = argv[i]
+            prefix = len("--command=")
+            return _Step(Wrapper("su", argv[0]), inline=(
+                Word(value.text[prefix:], value.start + prefix, value.end, value.literal),
+                False))
+        i += 2 if word in ("-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w",
+                           "--whitelist-environment") else 1
+    return None  # an interactive shell
+
+
 def _setsid_step(cmd, argv, locate) -> _Step:
     opts, i = _opts(argv, 1, set())
     flags = {k for k, _ in opts}
@@ -740,6 +759,7 @@ def _plain_step(cmd, argv, locate) -> _Step:
 _WRAPPERS = {
     "env": _env, "flock": _flock_step, "timeout": _timeout_step, "timelimit": _timeout_step,
     "busybox": _shell_step, "setsid": _setsid_step, "systemd-run": _systemd_run_step,
+    "su": _su_step,
     "screen": _screen_step, "tmux": _tmux_step, "docker": _container_run_step,
     "podman": _container_run_step, "start-stop-daemon": _daemon_step,
     "daemonize": _daemon_step, "at": _daemon_step, "batch": _daemon_step,

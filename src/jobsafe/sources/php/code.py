@@ -741,7 +741,10 @@ class PhpAnalyzer:
 
     # -- lock files
     def _path_text(self, node: Node, frame: _Frame) -> str:
+        """A path's literal value, also through the variable it was assigned to."""
         value = string_value(node, frame.php)
+        if value is None and node.type == "variable_name":
+            value = string_value(frame.values.get(frame.php.text_of(node)), frame.php)
         return value if value is not None else frame.php.text_of(node)
 
     def _path_of(self, handle: Node, frame: _Frame) -> str | None:
@@ -1048,15 +1051,61 @@ def _tested(call: Node) -> bool:
 
 
 def _refused_node(call: Node) -> Node | None:
-    """The branch an ``if (!$lock->get())`` takes when the lock is busy."""
+    """The branch an ``if (!$lock->get())`` takes when the lock is busy (also
+    ``if (($fp = @fopen($f, 'x')) === false)``, and ``$fp = @fopen($f, 'x');`` followed by
+    ``if (!$fp)`` or ``if ($fp === false)``)."""
+    assigned = _assigned_statement(call)
+    if assigned is not None:
+        variable, statement = assigned
+        following = statement.next_named_sibling
+        while following is not None and following.type == "comment":
+            following = following.next_named_sibling
+        condition = following.child_by_field_name("condition") \
+            if following is not None and following.type == "if_statement" else None
+        tested = next((n for n in walk(condition) if n.type == "variable_name" and
+                       n.text == variable), None) if condition is not None else None
+        return _branch_taken(tested, following) if tested is not None else None
+    return _branch_taken(call, None)
+
+
+def _assigned_statement(call: Node) -> tuple[bytes, Node] | None:
+    """``$fp = @fopen(...);`` as a statement of its own: the variable and the statement."""
+    current = call.parent
+    while current is not None and current.type in ("error_suppression_expression",
+                                                   "parenthesized_expression"):
+        current = current.parent
+    if current is None or current.type != "assignment_expression" or \
+            current.parent is None or current.parent.type != "expression_statement":
+        return None
+    left = current.child_by_field_name("left")
+    return (left.text, current.parent) if left is not None and \
+        left.type == "variable_name" and left.text else None
+
+
+def _branch_taken(call: Node, if_statement: Node | None) -> Node | None:
+    """The branch of the enclosing ``if`` taken when ``call`` (or the variable tested)
+    is false."""
     current = call.parent
     negated = False
     while current is not None and current.type in ("unary_op_expression",
                                                    "parenthesized_expression",
-                                                   "error_suppression_expression"):
+                                                   "error_suppression_expression",
+                                                   "assignment_expression",
+                                                   "binary_expression"):
         if current.type == "unary_op_expression" and current.text and current.text.startswith(b"!"):
             negated = not negated
+        if current.type == "binary_expression":
+            operator = current.child_by_field_name("operator")
+            right = current.child_by_field_name("right")
+            if operator is None or right is None or operator.text not in (
+                    b"===", b"==", b"!==", b"!=") or (right.text or b"").lower() not in (b"false", b"null"):
+                return None  # (a condition of another shape: not read)
+            if operator.text in (b"===", b"=="):
+                negated = not negated  # "=== false": the body runs when it failed
         current = current.parent
+    if current is not None and current.type == "if_statement" and \
+            if_statement is not None and current != if_statement:
+        return None
     if current is None or current.type != "if_statement":
         return None
     if negated:
