@@ -140,7 +140,9 @@ class CronAssembly(Step):
             for src in hint.sources:
                 for rel in self._context_files(base, src):
                     target = cron_sources.setdefault(rel, CronSource(self.tree.files[rel]))
-                    target.system = is_system_destination(hint.dest)
+                    # (a file also installed with `crontab FILE`: its lines decide)
+                    target.system = None if hint.reinstalled else \
+                        is_system_destination(hint.dest)
                     target.debian = hint.debian
                     if hint.serial:
                         target.serial = Span(f.display, hint.line, 1, hint.line, 1)

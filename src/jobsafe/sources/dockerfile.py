@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .crontab import CronEntry, parse_crontab
 from .shell import Locator, parse_script
@@ -55,6 +55,21 @@ def runner_files(command: str, workdir: str = "/") -> list[str]:
     return found
 
 
+def installed_crontabs(command: str, workdir: str = "/") -> list[str]:
+    """The files a command installs with ``crontab FILE`` (as container paths), also those
+    under /etc/cron.d."""
+    words = [w.strip("'\",[]") for w in re.split(r"[\s,]+", command) if w.strip("'\",[]")]
+    found = []
+    for i, word in enumerate(words):
+        if word.rsplit("/", 1)[-1] != "crontab" or i + 1 >= len(words):
+            continue
+        path = words[i + 1]
+        if path.startswith("-") or path in ("&&", "||", ";", "|"):
+            continue  # crontab -l, crontab -u user FILE is not read here
+        found.append(path if path.startswith("/") else workdir.rstrip("/") + "/" + path)
+    return found
+
+
 def serial_runner_files(command: str, workdir: str = "/") -> list[str]:
     """The crontab files a command hands supercronic without ``-overlapping``: supercronic
     waits for a job to finish before it starts that job again (its README, "Duplicate
@@ -79,6 +94,9 @@ class CopyHint:
     runner: bool = False
     #: that runner never starts a job while its last run goes on (supercronic's default)
     serial: bool = False
+    #: put where cron reads it and also installed with ``crontab FILE`` (clist, unfold):
+    #: which reading is the working one, the file's own lines tell
+    reinstalled: bool = False
 
     def landing(self, workdir: str) -> tuple[str, bool]:
         """Where the copy lands in the image (a relative destination from ``workdir``), and
@@ -101,6 +119,8 @@ class DockerfileResult:
     runner_files: list[str] = field(default_factory=list)
     #: those whose runner never lets a job overlap itself (supercronic without -overlapping)
     serial_files: list[str] = field(default_factory=list)
+    #: container paths given to ``crontab FILE`` (a user crontab of the image)
+    installed: list[str] = field(default_factory=list)
     #: every COPY/ADD of the build context, with the WORKDIR it is made in (where each
     #: file lands in the image: a crontab's ``/usr/bin/cron-script`` is the context's
     #: ``docker/cron-script.sh``)
@@ -148,6 +168,7 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
             workdir = target if target.startswith("/") else workdir.rstrip("/") + "/" + target
         instructions.append((line, column, instruction, args, workdir))
         if instruction in ("RUN", "CMD", "ENTRYPOINT") and _RUNNER.search(args):
+            result.installed.extend(installed_crontabs(args.replace("\\\n", " "), workdir))
             result.runner_files.extend(runner_files(args.replace("\\\n", " "), workdir))
             result.serial_files.extend(serial_runner_files(args.replace("\\\n", " "), workdir))
     for line, column, instruction, args, workdir in instructions:
@@ -167,6 +188,9 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
             if read:
                 hint = CopyHint(hint.line, hint.column, hint.sources, hint.dest, True,
                                 any(f in result.serial_files for f in read))
+            elif any(_copied_as(hint, at, source, f) is not None
+                     for f in result.installed for source in hint.sources):
+                hint = replace(hint, reinstalled=True)
             result.copies.append(hint)
             continue
         sources = list(dict.fromkeys(
