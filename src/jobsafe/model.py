@@ -46,13 +46,14 @@ LockKind = Literal[
     "symfony-lock",
     "huey-lock", "db-row-lock", "db-claim", "pg-advisory", "mysql-get-lock",
     "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo", "setlock", "supercronic",
+    "yacron", "ofelia",
     "threading.Lock", "threading.RLock", "threading.Semaphore", "threading.BoundedSemaphore",
     "multiprocessing.Lock", "multiprocessing.RLock", "asyncio.Lock", "asyncio.Semaphore",
 ]
 #: a schedule-layer guard: a wrapper around the command (flock(1), run-one, ...), or the
 #: runner itself (supercronic waits for a job to finish before it starts it again)
 GuardKind = Literal["flock", "run-one", "run-this-one", "run-one-constantly", "lckdo", "solo",
-                    "setlock", "supercronic"]
+                    "setlock", "supercronic", "yacron", "ofelia"]
 #: how a lock is released
 Release = Literal["with", "finally", "atexit", "plain", "none", "unknown", "process-exit",
                   "transaction"]

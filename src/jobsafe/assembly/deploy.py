@@ -13,6 +13,7 @@ from ..link import build_job
 from ..model import (
     Copies,
     CronFile,
+    Guard,
     Job,
     NeverRuns,
     ParseError,
@@ -27,6 +28,7 @@ from ..sources.compose import compose_services
 from ..sources.crontab import cron_d_name_ok
 from ..sources.kubernetes import Catalog, cronjobs
 from ..sources.mounts import fstab_mounts, mount_unit
+from ..sources.runners import RunnerJob, ofelia_ini_jobs, ofelia_label_jobs, yacron_jobs
 from ..sources.shell import Locator
 from ..sources.workflows import is_workflow, scheduled_workflow
 from ..sources.workloads import Container, Workload
@@ -56,6 +58,8 @@ class Manifests:
     ansible: list[tuple[SourceFile, list[YNode]]] = field(default_factory=list)
 
 
+#: a yacron configuration: a ``jobs:`` list whose items have a schedule
+_YACRON = re.compile(r"^jobs:\s*$[\s\S]*?^\s*-?\s*schedule:", re.M)
 #: the shortest interval GitHub Actions runs a scheduled workflow at
 _GHA_SHORTEST = 300
 
@@ -69,6 +73,11 @@ class ManifestAssembly(Step):
         for f in self.discovery.files:
             if f.kind == "yaml":
                 self.guarded(f.display, partial(self._yaml, f))
+            elif f.rel.endswith((".ini", ".conf")):
+                text = self.peek(f)
+                for job in ofelia_ini_jobs(f.display, text) if text and "[job-" in text else ():
+                    self.guarded(f.display, partial(self._runner_job, job,
+                                                    os.path.dirname(f.rel)))
         self.guarded(self.project.root, self._ansible)
         self.guarded(self.project.root, self._host_mounts)
         return self.manifests
@@ -77,8 +86,9 @@ class ManifestAssembly(Step):
         text = self.read(f, report=False)
         workflow = is_workflow(f.rel)
         ansible = _ANSIBLE_HINTS.search(text) is not None if text else False
+        yacron = text is not None and not workflow and _YACRON.search(text) is not None
         if text is None or ("kind:" not in text and "services:" not in text and not workflow
-                            and not ansible):
+                            and not ansible and not yacron):
             self.texts.pop(f.display, None)
             return
         try:
@@ -96,6 +106,10 @@ class ManifestAssembly(Step):
         base = os.path.dirname(f.rel)
         for spec in cronjobs(f.display, docs):
             self._cronjob(spec, base)
+        for doc in docs if not workflow else ():
+            for job in [*(yacron_jobs(f.display, doc) if yacron else ()),
+                        *ofelia_label_jobs(f.display, doc)]:
+                self._runner_job(job, base)
         for doc in docs if workflow else ():
             scheduled = scheduled_workflow(f.display, doc)
             if scheduled is not None:
@@ -150,6 +164,37 @@ class ManifestAssembly(Step):
         if spec.ignore is not None:
             codes, reason = spec.ignore
             self.project.annotation_ignores.append((spec.object_span, codes, reason))
+
+    def _runner_job(self, spec: RunnerJob, base: str) -> None:
+        """A job a container cron runner declares (yacron, ofelia): a cron job whose guard
+        is the runner's own refusal to start a run beside the last one, when it is set."""
+        text = spec.schedule.strip()
+        fields = text.split()
+        every = parse_duration(text[len("@every "):], GO) if text.startswith("@every ") \
+            else None
+        if every is not None and every > 0:
+            seconds = max(1, math.ceil(every))
+            schedule = Schedule(text=text, kind="interval", min_interval_seconds=seconds,
+                                runs_per_day=round(86400 / seconds, 4))
+        elif len(fields) == 6 and spec.runner == "ofelia" and re.fullmatch(r"\d+", fields[0]):
+            # ofelia's optional seconds field, at one second of the minute
+            schedule = replace(cron_schedule(text, " ".join(fields[1:])), text=text)
+        else:
+            try:
+                schedule = cron_schedule(text, expand_macro(text) or text)
+            except ScheduleError as exc:
+                self.project.parse_errors.append(ParseError(
+                    spec.span, f"invalid {spec.runner} schedule: {exc}"))
+                return
+        locate = Locator(spec.span.path, spec.command, spec.span.line, 1)
+        locate.exact = False
+        job = build_job(f"{spec.runner}:{spec.span.path}:{spec.name}", "cron", spec.span,
+                        schedule, [(spec.command, locate)], self.tree, base)
+        guards = (*job.guards, Guard(spec.runner, False, None, spec.serial)) \
+            if spec.serial is not None else job.guards
+        bounds = [b for b in (job.runtime_bound_seconds, spec.timeout_seconds) if b]
+        self.project.jobs.append(replace(job, guards=guards,
+                                         runtime_bound_seconds=min(bounds) if bounds else None))
 
     def _workflow(self, workflow) -> None:
         for cron, span in workflow.crons:

@@ -44,7 +44,7 @@ def work_text(job: Job) -> str:
 
 
 #: guards that are the cron runner itself (supercronic waits for a job's last run)
-RUNNER_GUARDS = ("supercronic",)
+RUNNER_GUARDS = ("supercronic", "yacron", "ofelia")
 
 
 def guarded(job: Job) -> bool:

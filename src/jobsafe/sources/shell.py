@@ -444,7 +444,8 @@ def parse_script(text: str, variables: dict[str, str] | None = None) -> Script:
 # --------------------------------------------------------------------------- wrappers
 
 #: the commands that guard the rest of the line, by name
-GUARD_COMMANDS: dict[str, GuardKind] = {kind: kind for kind in get_args(GuardKind)}
+GUARD_COMMANDS: dict[str, GuardKind] = {kind: kind for kind in get_args(GuardKind)
+                                        if kind not in ("yacron", "ofelia")}  # (runners)
 #: POSIX-style shells, by command name: the one list the shell front end and the link step use
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"})
 #: wrappers that run the rest of the line as a command: name -> options taking a value
