@@ -20,7 +20,8 @@ RUNS = [
     "roles/app/templates/app.service.j2", "templates/crontab.erb", "deploy/cron.tmpl",
     "pyproject.toml", ".jobsafe.toml", "setup.cfg", "Procfile", "etc/fstab",
     "supervisor/conf.d/celery.conf", "etc/supervisord.conf", "pgbouncer.conf", "uwsgi.ini",
-    "gunicorn.conf.py", "inventory", "ansible/hosts",
+    "gunicorn.conf.py", "inventory", "ansible/hosts", "data/dnf-makecache.timer.in",
+    "ofelia/config.ini", "deploy/yacron.yaml",
 ]
 SKIPS = [
     "docs/crontab-guide.md", "src/crontab_utils/parse.go", "notes/crontab.md.orig/x.go",

@@ -128,7 +128,7 @@ class _Summary:
 
 
 @dataclass(frozen=True)
-class Invocation:
+class ScriptRun:
     """How a PHP file was run as a script: the directory it runs in (relative to the tree)
     and its command-line words, which decide what a front controller includes."""
 
@@ -162,7 +162,7 @@ class _Frame:
     #: the lines of shutdown-function closures in this function
     shutdown_lines: list[tuple[int, int]] = field(default_factory=list)
     #: for a file's top-level code run as a script (or included by one): how it was run
-    invocation: Invocation | None = None
+    run: ScriptRun | None = None
 
 
 class PhpAnalyzer:
@@ -209,13 +209,13 @@ class PhpAnalyzer:
         # (an option's value on its own too: ``--cronjob=cron/webhook``)
         words = tuple(dict.fromkeys(part for w in words for part in (w, w.partition("=")[2])
                                     if part))
-        invocation = Invocation(rel.rpartition("/")[0], words) if rel is not None else None
-        return self.closure(php, php.root, invocation)
+        run = ScriptRun(rel.rpartition("/")[0], words) if rel is not None else None
+        return self.closure(php, php.root, run)
 
-    def closure(self, php: PhpFile, node: Node, invocation: Invocation | None = None
+    def closure(self, php: PhpFile, node: Node, run: ScriptRun | None = None
                 ) -> PhpCode:
         code = PhpCode()
-        self._function(php, None, node, {}, code, 0, set(), invocation=invocation)
+        self._function(php, None, node, {}, code, 0, set(), run=run)
         code.files = list(dict.fromkeys([php.display, *code.files]))
         return code
 
@@ -223,10 +223,10 @@ class PhpAnalyzer:
     def _function(self, php: PhpFile, cls: PhpClass | None, fn: Node,
                   bound: dict[str, Origin], code: PhpCode, depth: int,
                   active: set, tested: dict[str, Span] | None = None,
-                  invocation: Invocation | None = None) -> list[Origin]:
+                  run: ScriptRun | None = None) -> list[Origin]:
         tested = tested or {}
         key = (php.display, fn.start_byte, tuple(sorted(bound.items(), key=lambda kv: kv[0])),
-               tuple(sorted(tested.items(), key=lambda kv: kv[0])), invocation)
+               tuple(sorted(tested.items(), key=lambda kv: kv[0])), run)
         if key in active:
             return []
         # a function's summary (its locks, facts, files and returned origins) is computed
@@ -235,7 +235,7 @@ class PhpAnalyzer:
         summary = self._summaries.get(summary_key)
         if summary is None:
             summary = self._summarize(php, cls, fn, bound, depth, active | {key}, tested,
-                                      invocation)
+                                      run)
             self._summaries[summary_key] = summary
         code.locks.extend(summary.locks)
         code.facts.extend(summary.facts)
@@ -244,10 +244,10 @@ class PhpAnalyzer:
 
     def _summarize(self, php: PhpFile, cls: PhpClass | None, fn: Node,
                    bound: dict[str, Origin], depth: int, active: set,
-                   tested: dict[str, Span], invocation: Invocation | None) -> _Summary:
+                   tested: dict[str, Span], run: ScriptRun | None) -> _Summary:
         code = PhpCode()
         frame = _Frame(php, cls, fn, origins=dict(bound), tested=dict(tested),
-                       invocation=invocation if fn.type == "program" else None)
+                       run=run if fn.type == "program" else None)
         self._parameters(frame)
         body = fn if fn.type == "program" else fn.child_by_field_name("body")
         if body is None:
@@ -461,7 +461,7 @@ class PhpAnalyzer:
                  active: set) -> None:
         """Into the top-level code of the project file that an ``include``/``require`` in
         a script's top-level code loads (it runs in place, as part of the script)."""
-        run = frame.invocation
+        run = frame.run
         own = self.index.rel_of(frame.php)
         if run is None or own is None:
             return
@@ -471,7 +471,7 @@ class PhpAnalyzer:
         for rel in self.index.included(pieces, directories, run.words):
             php = self.index.parsed(rel, keep=False)
             if php is not None:
-                self._function(php, None, php.root, {}, code, depth, active, invocation=run)
+                self._function(php, None, php.root, {}, code, depth, active, run=run)
 
     def _strings(self, frame: _Frame) -> dict[str, str]:
         return string_constants(frame.php, frame.cls.node if frame.cls is not None
