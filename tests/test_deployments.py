@@ -318,3 +318,17 @@ def test_a_scheduler_started_paused_runs_no_job(write_tree):
     root = write_tree({"app/__init__.py": code + "\n\nstart_scheduler()\n",
                        "Procfile": "web: gunicorn app:app -w 4\n"})
     assert not [f for f in run_analysis(root).findings if f.rule == "JOB107"]
+
+
+def test_a_schedule_loop_a_timer_rearms_is_a_scheduler(write_tree):
+    """khoj's spelling: ``threading.Timer(60, poll)`` where ``poll`` runs
+    ``schedule.run_pending()`` and arms the next timer, started when each worker imports
+    the app."""
+    app = ("import threading\n\nimport schedule\n\n\n"
+           "def poll():\n    timer = threading.Timer(60.0, poll)\n    timer.daemon = True\n"
+           "    timer.start()\n    schedule.run_pending()\n\n\npoll()\n")
+    root = write_tree({"main.py": app,
+                       "gunicorn-config.py": "import os\n\nworkers = int(os.environ.get("
+                                             "'GUNICORN_WORKERS', 6))\n"})
+    found = [f for f in run_analysis(root).findings if f.rule == "JOB107"]
+    assert [(f.span.path, f.span.line) for f in found] == [("main.py", 7)]

@@ -185,7 +185,7 @@ CLOCKS = {"time.time", "time.monotonic", "time.perf_counter", "time.monotonic_ns
 RETRY_DECORATORS = {"tenacity.retry", "backoff.on_exception", "backoff.on_predicate",
                     "retrying.retry", "retry.retry"}
 CONTEXT_MANAGER_DECORATORS = {"contextlib.contextmanager", "contextlib.asynccontextmanager"}
-THREAD_STARTS = {"threading.Thread", "concurrent.futures.ThreadPoolExecutor",
+THREAD_STARTS = {"threading.Thread", "threading.Timer", "concurrent.futures.ThreadPoolExecutor",
                  "concurrent.futures.thread.ThreadPoolExecutor", "asyncio.create_task",
                  "asyncio.gather", "asyncio.TaskGroup", "asyncio.ensure_future",
                  "multiprocessing.pool.ThreadPool"}

@@ -307,8 +307,11 @@ class _ModuleAnalyser(UseSites):
         return False
 
     def _runs_schedule_loop(self, thread: cst.Call) -> bool:
-        """``threading.Thread(target=loop)`` where ``loop`` calls ``schedule.run_pending()``."""
-        target = argument(thread, "target", None)
+        """``threading.Thread(target=loop)`` or ``threading.Timer(60, loop)`` (a loop that
+        re-arms itself, as khoj's ``poll_task_scheduler``) where ``loop`` calls
+        ``schedule.run_pending()``."""
+        timer = "threading.Timer" in self.qualified(thread.func)
+        target = argument(thread, "function", 1) if timer else argument(thread, "target", None)
         if not isinstance(target, cst.Name):
             return False
         body = next((s for s in self.module.body if isinstance(s, cst.FunctionDef)
