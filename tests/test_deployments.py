@@ -332,3 +332,17 @@ def test_a_schedule_loop_a_timer_rearms_is_a_scheduler(write_tree):
                                              "'GUNICORN_WORKERS', 6))\n"})
     found = [f for f in run_analysis(root).findings if f.rule == "JOB107"]
     assert [(f.span.path, f.span.line) for f in found] == [("main.py", 7)]
+
+
+def test_a_crontab_two_dockerfiles_install_links_to_either_image(write_tree):
+    """pelican's spelling: Dockerfile and Dockerfile.dev both copy the crontab; the compose
+    service builds the first, in three replicas."""
+    dockerfile = ("FROM php:8.3-cli\nCOPY docker/crontab /etc/crontabs/root\n"
+                  "CMD [\"crond\", \"-f\"]\n")
+    root = write_tree({
+        "Dockerfile": dockerfile, "Dockerfile.dev": dockerfile,
+        "docker/crontab": "*/5 * * * * timeout 4m flock -n /tmp/sync.lock /app/bin/sync.sh\n",
+        "bin/sync.sh": "#!/bin/sh\necho sync\n",
+        "compose.yml": "services:\n  panel:\n    build: .\n    deploy:\n      replicas: 3\n"})
+    found = [f.rule for f in run_analysis(root).findings]
+    assert "JOB301" in found

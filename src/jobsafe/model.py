@@ -446,6 +446,9 @@ class Job:
     locks: tuple[Lock, ...] = ()  # taken by the scheduled command line itself
     #: how many copies run it (the workload's replicas), when the tree says
     replicas: Copies | None = None
+    #: the container (compose service or container name) a runner runs it in: ofelia's
+    #: ``job-exec`` ``container =``, the service its labels are on
+    runs_in: str | None = None
     #: filesystems mounted where the job runs (pod volumes, compose volumes)
     mounts: tuple[Mount, ...] = ()
     #: an in-process scheduler's own settings for the job, as written (max_instances ...)

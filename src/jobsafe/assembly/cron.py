@@ -48,8 +48,9 @@ class CronSource:
 class CronImages:
     """Which images run cron jobs: what topology needs to find the containers of a job."""
 
-    #: display path of a crontab -> display path of the Dockerfile that installs it
-    installed_by: dict[str, str] = field(default_factory=dict)
+    #: display path of a crontab -> display paths of the Dockerfiles that install it (a
+    #: production and a development image often both do)
+    installed_by: dict[str, list[str]] = field(default_factory=dict)
     #: display paths of Dockerfiles that install cron jobs
     dockerfiles: set[str] = field(default_factory=set)
 
@@ -146,7 +147,8 @@ class CronAssembly(Step):
                     target.debian = hint.debian
                     if hint.serial:
                         target.serial = Span(f.display, hint.line, 1, hint.line, 1)
-                    self.images.installed_by[self.tree.files[rel].display] = f.display
+                    self.images.installed_by.setdefault(self.tree.files[rel].display,
+                                                        []).append(f.display)
                     self.images.dockerfiles.add(f.display)
                     if hint.dest.startswith("/etc/cron.d"):
                         name = rel.rsplit("/", 1)[-1] if hint.dest.endswith(("/", "cron.d")) \

@@ -193,7 +193,7 @@ class ManifestAssembly(Step):
         guards = (*job.guards, Guard(spec.runner, False, None, spec.serial)) \
             if spec.serial is not None else job.guards
         bounds = [b for b in (job.runtime_bound_seconds, spec.timeout_seconds) if b]
-        self.project.jobs.append(replace(job, guards=guards,
+        self.project.jobs.append(replace(job, guards=guards, runs_in=spec.container,
                                          runtime_bound_seconds=min(bounds) if bounds else None))
 
     def _workflow(self, workflow) -> None:

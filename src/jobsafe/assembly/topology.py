@@ -193,12 +193,14 @@ class TopologyAssembly(Step):
         if job.source in ("celery", "huey"):
             return [(w, c, Confidence.HIGH) for w in self.workloads for c in w.containers
                     if _runs_tasks(c.command, job.source)]
-        dockerfile = job.span.path if job.span.path in self.images.dockerfiles else \
-            self.images.installed_by.get(job.span.path)
-        if dockerfile is None:
-            return []
-        found = [(w, c, self._built_from(c, dockerfile)) for w in self.workloads
-                 for c in w.containers]
+        if job.runs_in is not None:  # a runner that execs the job in a named container
+            return [(w, c, Confidence.HIGH) for w in self.workloads for c in w.containers
+                    if job.runs_in in (c.name, c.container_name)]
+        dockerfiles = [job.span.path] if job.span.path in self.images.dockerfiles else \
+            self.images.installed_by.get(job.span.path, [])
+        found = [(w, c, next((linked for d in dockerfiles
+                              if (linked := self._built_from(c, d)) is not None), None))
+                 for w in self.workloads for c in w.containers]
         return [(w, c, linked) for w, c, linked in found if linked is not None]
 
     def _built_from(self, container: Container, dockerfile: str) -> Confidence | None:

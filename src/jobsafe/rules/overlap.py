@@ -528,6 +528,10 @@ def work_identity(job: Job) -> str:
     project = sorted(t.identity for t in job.targets if t.project_code)
     if project:
         return "\n".join(project)
+    if "\n" in job.command.strip():
+        # a script written in the schedule (a CronJob's `sh -c` block): the programs it
+        # names are not all of its work (MISP's pull and push jobs differ in a loop)
+        return " ".join(job.command.split())
     return " ".join(" ".join(t.argv) for t in job.targets) or " ".join(job.command.split())
 
 

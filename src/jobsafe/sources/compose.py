@@ -41,7 +41,8 @@ def compose_services(path: str, rel: str, doc: YNode, files: dict) -> list[Workl
             line = str(command.value)
         container = Container(name, service.text("image") or "", line,
                               Span(path, command.line, command.column) if line else None,
-                              _mounts(path, service, named), _dockerfile(service, base, files))
+                              _mounts(path, service, named), _dockerfile(service, base, files),
+                              service.text("container_name"))
         found.append(Workload("compose service", name, copies, evidence, note, [container]))
     return found
 

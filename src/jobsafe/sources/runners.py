@@ -34,6 +34,9 @@ class RunnerJob:
     #: where the runner is told not to start a run beside the last one
     serial: Span | None = None
     timeout_seconds: float | None = None
+    #: the container it runs in (ofelia's job-exec: ``container =``, or the compose service
+    #: whose labels declare it)
+    container: str | None = None
 
 
 def yacron_jobs(path: str, doc: YNode) -> list[RunnerJob]:
@@ -78,7 +81,9 @@ def ofelia_ini_jobs(path: str, text: str) -> list[RunnerJob]:
     """The jobs of an ofelia INI file: each ``[job-… "name"]`` section with a schedule."""
     if not _OFELIA_SECTION.search(text):
         return []
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    # (go-ini, which ofelia reads with, ends a value at an inline ";" or "#" comment)
+    parser = configparser.ConfigParser(interpolation=None, strict=False,
+                                       inline_comment_prefixes=(";", "#"))
     try:
         parser.read_string(text)
     except configparser.Error:
@@ -100,7 +105,9 @@ def ofelia_ini_jobs(path: str, text: str) -> list[RunnerJob]:
             if values.get("no-overlap", "").strip().lower() == "true" else None
         found.append(RunnerJob("ofelia", m.group(2), values["schedule"].strip(),
                                Span(path, line_of("schedule")),
-                               values.get("command", "").strip(), serial))
+                               values.get("command", "").strip(), serial,
+                               container=values.get("container", "").strip() or None
+                               if m.group(1) == "job-exec" else None))
     return found
 
 
@@ -111,7 +118,7 @@ def ofelia_label_jobs(path: str, doc: YNode) -> list[RunnerJob]:
     if services is None or not isinstance(services.value, dict):
         return []
     found = []
-    for _, service in services.items():
+    for service_name, service in services.items():
         labels = service.get("labels") if isinstance(service.value, dict) else None
         if labels is None:
             continue
@@ -132,9 +139,13 @@ def ofelia_label_jobs(path: str, doc: YNode) -> list[RunnerJob]:
                 continue
             schedule, line = keys["schedule"]
             overlap = keys.get("no-overlap")
+            # (a job-exec label runs in the container that carries it)
+            kind = next(m.group(1) for key, _, _ in entries
+                        if (m := _OFELIA_LABEL.match(key.strip())) and m.group(2) == name)
             found.append(RunnerJob(
                 "ofelia", name, schedule, Span(path, line), keys.get("command", ("", 0))[0],
-                Span(path, overlap[1]) if overlap and overlap[0].lower() == "true" else None))
+                Span(path, overlap[1]) if overlap and overlap[0].lower() == "true" else None,
+                container=service_name if kind == "job-exec" else None))
     return found
 
 

@@ -31,6 +31,7 @@ class Container:
     command_span: Span | None
     mounts: list[tuple[str, Volume]] = field(default_factory=list)  # (mount path, volume)
     dockerfile: str | None = None  # display path of the Dockerfile that builds it (compose)
+    container_name: str | None = None  # compose's ``container_name:``
 
 
 #: the kind of a supervisor program's workload: its copies are processes of one host
