@@ -346,3 +346,23 @@ def test_a_crontab_two_dockerfiles_install_links_to_either_image(write_tree):
         "compose.yml": "services:\n  panel:\n    build: .\n    deploy:\n      replicas: 3\n"})
     found = [f.rule for f in run_analysis(root).findings]
     assert "JOB301" in found
+
+
+def test_a_chart_template_reads_the_charts_values(write_tree):
+    """A CronJob template's ``{{ .Values.x }}`` is the chart's values.yaml default; a label
+    block a helper renders (``labels: {{- include … | nindent 4 }}`` with a label written
+    under it) no longer drops the whole CronJob (netbox's chart)."""
+    template = ("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: {{ .Release.Name }}\n"
+                "  labels: {{- include \"common.labels\" . | nindent 4 }}\n"
+                "    app.kubernetes.io/component: cron\nspec:\n"
+                "  schedule: {{ .Values.cron.schedule | quote }}\n"
+                "  concurrencyPolicy: Forbid\n  jobTemplate:\n    spec:\n"
+                "      activeDeadlineSeconds: {{ .Values.cron.deadline }}\n"
+                "      template:\n        spec:\n          containers:\n"
+                "            - name: c\n              image: app\n"
+                "              command: [\"python\", \"/app/sync.py\"]\n")
+    root = write_tree({"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+                       "chart/values.yaml": "cron:\n  schedule: \"0 3 * * *\"\n  deadline: 600\n",
+                       "chart/templates/cron.yaml": template})
+    jobs = [j for j in run_analysis(root).project.jobs if j.source == "k8s"]
+    assert [(j.schedule.text, j.runtime_bound_seconds) for j in jobs] == [("0 3 * * *", 600)]

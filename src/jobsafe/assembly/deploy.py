@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import os
 import re
+
+import yaml
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -33,6 +35,7 @@ from ..sources.shell import Locator
 from ..sources.workflows import is_workflow, scheduled_workflow
 from ..sources.workloads import Container, Workload
 from ..sources.yamlfile import (
+    MAX_BYTES,
     TEMPLATE_VALUE,
     YamlError,
     YamlTooLarge,
@@ -70,6 +73,7 @@ class ManifestAssembly(Step):
 
     def run(self) -> Manifests:
         self.manifests = Manifests()
+        self._values = {}
         for f in self.discovery.files:
             if f.kind == "yaml":
                 self.guarded(f.display, partial(self._yaml, f))
@@ -92,7 +96,7 @@ class ManifestAssembly(Step):
             self.texts.pop(f.display, None)
             return
         try:
-            docs = load_documents(text)
+            docs = load_documents(text, self._chart_values(f.rel) if "{{" in text else None)
         except YamlTooLarge as exc:
             self.project.skipped.append((f.display, str(exc)))
             return
@@ -164,6 +168,28 @@ class ManifestAssembly(Step):
         if spec.ignore is not None:
             codes, reason = spec.ignore
             self.project.annotation_ignores.append((spec.object_span, codes, reason))
+
+    def _chart_values(self, rel: str) -> dict | None:
+        """The values.yaml of the Helm chart whose ``templates/`` holds ``rel``: a
+        template's ``{{ .Values.x }}`` is its default value there."""
+        folders = rel.split("/")[:-1]
+        if "templates" not in folders:
+            return None
+        chart = folders[:len(folders) - 1 - folders[::-1].index("templates")]
+        values_rel = "/".join([*chart, "values.yaml"])
+        if values_rel not in self._values:
+            f = self.tree.files.get(values_rel)
+            text = self.peek(f) if f is not None else None
+            loaded = None
+            if text and len(text) <= MAX_BYTES:
+                try:
+                    loaded = yaml.safe_load(text)  # plain data: nothing is constructed
+                except yaml.YAMLError:
+                    loaded = None
+            self._values[values_rel] = loaded if isinstance(loaded, dict) else None
+        return self._values[values_rel]
+
+    _values: dict[str, dict | None]
 
     def _runner_job(self, spec: RunnerJob, base: str) -> None:
         """A job a container cron runner declares (yacron, ofelia): a cron job whose guard

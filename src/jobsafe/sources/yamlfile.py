@@ -93,24 +93,48 @@ class YNode:
         return node.elements() if node is not None else []
 
 
-def untemplate(text: str) -> str:
-    """Make Helm-style templates parseable without moving any line."""
+def untemplate(text: str, values: dict | None = None) -> str:
+    """Make Helm-style templates parseable without moving any line. ``{{ .Values.a.b }}``
+    (also ``| quote``) is the chart's value when ``values`` (its values.yaml) has a scalar
+    there; a key whose value a template renders as a block (``labels: {{- include … |
+    nindent 4 }}``) keeps the lines written under it as its mapping."""
     out = []
     for line in text.split("\n"):
+        block = _BLOCK_VALUE.match(line)
         if _TEMPLATE_LINE.match(line):
             out.append("")
+        elif block:
+            out.append(block.group(1))
         else:
-            out.append(_TEMPLATE_EXPR.sub(TEMPLATE_VALUE, line))
+            out.append(_TEMPLATE_EXPR.sub(lambda m: _value(m.group(0), values), line))
     return "\n".join(out)
 
 
-def load_documents(text: str) -> list[YNode]:
-    """Every document of a YAML stream; raise YamlError with the problem's position."""
+def _value(expression: str, values: dict | None) -> str:
+    m = _VALUES_REF.fullmatch(expression)
+    found: object = values
+    for key in (m.group(1).split(".") if m and values else ()):
+        found = found.get(key) if isinstance(found, dict) else None
+    if m and isinstance(found, (str, int, float)) and not isinstance(found, bool):
+        text = str(found)
+        return f'"{text}"' if m.group(2) or not re.fullmatch(r"[\w./:-]+", text) else text
+    return TEMPLATE_VALUE
+
+
+#: ``{{ .Values.cron.schedule }}``, ``{{ .Values.x | quote }}``
+_VALUES_REF = re.compile(r"\{\{-?\s*\.Values\.([\w.]+)\s*(\|\s*quote\s*)?-?\}\}")
+#: ``key: {{ … | nindent 4 }}``: a template that renders a block under the key
+_BLOCK_VALUE = re.compile(r"^(\s*[\w./-]+:)\s*\{\{-?[^}]*\b(?:n?indent|toYaml)\b[^}]*-?\}\}\s*$")
+
+
+def load_documents(text: str, values: dict | None = None) -> list[YNode]:
+    """Every document of a YAML stream; raise YamlError with the problem's position.
+    ``values``: a Helm chart's values, for the templates of the chart."""
     if len(text) > MAX_BYTES:
         raise YamlTooLarge(f"YAML file too large to analyse ({len(text) // 1024} KiB, limit "
                         f"{MAX_BYTES // 1024} KiB)")
     templated = "{{" in text
-    source = untemplate(text) if templated else text
+    source = untemplate(text, values) if templated else text
     try:
         roots = list(yaml.compose_all(source, Loader=_LOADER))
     except yaml.MarkedYAMLError as exc:
