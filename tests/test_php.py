@@ -828,3 +828,12 @@ def test_an_include_under_a_base_directory_not_known_statically(tmp_path):
     assert findings(tmp_path / "one", files) == [("etc/cron.d/poller", 1, "JOB104")]
     files["plugins/lib/lock.php"] = "<?php\n"
     assert findings(tmp_path / "two", files) == [("etc/cron.d/poller", 1, "JOB101")]
+
+
+def test_one_test_before_two_creations_is_one_job201(tmp_path):
+    """mailcow's iam-sync: ``file_exists`` then ``fopen(…, 'w')`` and ``fwrite``: one race."""
+    code = ("<?php\n$lock_file = '/tmp/iam-sync.lock';\nif (file_exists($lock_file)) { exit; }\n"
+            "$h = fopen($lock_file, 'w');\nfwrite($h, getmypid());\nfclose($h);\n"
+            "file_put_contents($lock_file, getmypid());\nsync_all();\nunlink($lock_file);\n")
+    rules = [(line, r) for _, line, r in findings(tmp_path, {"sync.php": code})]
+    assert rules.count((3, "JOB201")) == 1

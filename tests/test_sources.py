@@ -1,4 +1,6 @@
 """Front ends and the link step: crontab syntax, file recognition, what a command runs."""
+import pytest
+
 from conftest import run_analysis
 from jobsafe.sources.crontab import parse_crontab
 from jobsafe.sources.dockerfile import parse_dockerfile
@@ -163,3 +165,20 @@ def test_a_packages_cron_daily_script_is_a_job_unless_a_crontab_runs_its_folder(
         "SHELL=/bin/sh\n25 6 * * * root cd / && run-parts --report /etc/cron.daily\n")
     jobs = run_analysis(tmp_path).project.jobs
     assert [j.span.path for j in jobs] == ["etc/crontab"]
+
+
+@pytest.mark.parametrize("handler, rules", [
+    ("except Exception:", []),  # rolled back exactly when the publish fails
+    ("except BaseException:", []),
+    ("except:", []),
+    ("except ConnectionError:", ["JOB203"]),  # other errors skip the release
+])
+def test_a_marker_rolled_back_in_a_handler_of_every_exception(write_tree, handler, rules):
+    """onyx's queued-task marker: SET NX EX, kept after a successful publish (it expires),
+    deleted when the publish raises."""
+    code = ("import redis\n\nr = redis.Redis()\n\n\ndef enqueue(file_id, send):\n"
+            "    if not r.set(f'queued:{file_id}', 1, nx=True, ex=600):\n        return False\n"
+            f"    try:\n        send(file_id)\n    {handler}\n"
+            "        r.delete(f'queued:{file_id}')\n        raise\n    return True\n")
+    root = write_tree({"tasks.py": code})
+    assert [f.rule for f in run_analysis(root).findings] == rules

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..model import Job, Lock, Message, Related, Severity, TextEdit, message, prose
+from ..model import Job, Lock, Message, Related, Severity, Span, TextEdit, message, prose
 from ..timespec import format_duration
 from . import Rule
 from .common import FactRule, facts_with_jobs, job_id, locks_with_jobs, related_job
@@ -57,8 +57,16 @@ class ExistsCheckLock(Rule):
     sources = ("cron", "python", "php")
 
     def check(self, project):
+        # one finding per test (and job): the same test can come before two creations of
+        # the file (``fopen``, then ``file_put_contents``)
+        tested: set[tuple[Span, str | None]] = set()
         for lock, job in locks_with_jobs(project):
-            if lock.kind == "process-check" and lock.existence_test is not None:
+            if lock.existence_test is None or \
+                    (lock.existence_test, job_id(job)) in tested:
+                continue
+            if lock.kind == "process-check" or lock.kind in FILE_LOCKS and not lock.atomic:
+                tested.add((lock.existence_test, job_id(job)))
+            if lock.kind == "process-check":
                 yield self.finding(
                     lock.existence_test,
                     message("`{api}` looks for a running copy, then the job starts: two runs "
@@ -66,7 +74,7 @@ class ExistsCheckLock(Rule):
                             "lock instead (`flock -n`)", api=lock.api or "pgrep"),
                     (lock, job), job_id(job), related_job(job))
                 continue
-            if lock.kind in FILE_LOCKS and lock.existence_test is not None and not lock.atomic:
+            if lock.kind in FILE_LOCKS and not lock.atomic:
                 yield self.finding(
                     lock.existence_test,
                     message("lock file {path} is tested, then created in a separate step: two "

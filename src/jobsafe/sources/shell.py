@@ -967,8 +967,12 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
             key = _norm(path.text)
             if not key or key in seen or key in flocked or key.startswith("/dev/"):
                 continue
+            # (the statement holds the work too: `[ -d D ] && mkdir -p D` only makes sure a
+            # working directory exists, whatever runs after it)
             test = tests.get(key) or next(
-                (t for t in enclosing.get(key, ()) if t.start < cmd.start < t.stmt[1]), None)
+                (t for t in enclosing.get(key, ()) if t.start < cmd.start < t.stmt[1] and any(
+                    c is not cmd and t.stmt[0] <= c.start < t.stmt[1] and c.name not in (
+                        "test", "[", "[[") for c in script.cmds)), None)
             test_before = test is not None and test.start < cmd.start
             checked = atomic and cmd.condition and (stops(cmd.stmt, key) or key in removed)
             writes_pid = any(w.text in ("$$", "$BASHPID") for w in cmd.argv)

@@ -329,7 +329,11 @@ class ModuleBase:
                 return "atexit", None, self.unit_end(unit)
             return "none", None, self.unit_end(unit)
         end = self.line(release_call)
-        if any(isinstance(p, cst.Finally) for p in self.parents(release_call)):
+        if any(isinstance(p, cst.Finally) or isinstance(p, cst.ExceptHandler) and (
+                p.type is None or self.code(p.type) in ("Exception", "BaseException"))
+               for p in self.parents(release_call)):
+            # (a release in a handler of every exception runs exactly when an exception
+            # would skip a plain one: onyx's queued-task marker, kept after a success)
             return "finally", None, end
         if any(handle and handle in a for a in self.atexit_release):
             return "atexit", None, end
