@@ -366,3 +366,20 @@ def test_a_chart_template_reads_the_charts_values(write_tree):
                        "chart/templates/cron.yaml": template})
     jobs = [j for j in run_analysis(root).project.jobs if j.source == "k8s"]
     assert [(j.schedule.text, j.runtime_bound_seconds) for j in jobs] == [("0 3 * * *", 600)]
+
+
+@pytest.mark.parametrize("script, reported", [
+    ("#!/bin/sh\nset -e\nexec celery --app=dojo beat -l info\n", True),
+    # a role chosen at run time: which program runs is not known here
+    ("#!/bin/sh\ncase \"$ROLE\" in\n  beat) exec celery --app=dojo beat ;;\n"
+     "  *) exec celery --app=dojo worker ;;\nesac\n", False),
+])
+def test_a_service_whose_entrypoint_script_execs_celery_beat(write_tree, script, reported):
+    """DefectDojo's compose: ``entrypoint: ['/bin/sh', '/entrypoint-celery-beat.sh']``."""
+    root = write_tree({
+        "docker/entrypoint-celery-beat.sh": script,
+        "docker-compose.yml": "services:\n  celerybeat:\n    image: dojo\n    entrypoint: "
+                              "['/bin/sh', '/entrypoint-celery-beat.sh']\n    deploy:\n"
+                              "      replicas: 2\n"})
+    found = [f for f in run_analysis(root).findings if f.rule == "JOB107"]
+    assert bool(found) == reported

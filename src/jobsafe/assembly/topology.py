@@ -8,8 +8,10 @@ import os
 import re
 from dataclasses import replace
 
+from ..link import is_script
 from ..model import BeatProcess, Confidence, Copies, Job, Mount, MountKind, Pooler, Span
 from ..sources.kubernetes import classify_claim, workloads
+from ..sources.shell import SHELLS
 from ..sources.supervisor import looks_like_supervisor, supervisor_programs
 from ..sources.workloads import (
     Container,
@@ -59,6 +61,9 @@ class TopologyAssembly(Step):
                 text = self.read(f, report=False)  # kept: findings point into it
                 if text is not None:
                     self.workloads.extend(supervisor_programs(f.display, text))
+        for workload in self.workloads:
+            for container in workload.containers:
+                container.command = self._through_script(container.command)
         configured = None
         if self.settings.replicas and self.settings.replicas > 1 and self.settings.source:
             source = self.ctx.display(self.settings.source)
@@ -142,6 +147,24 @@ class TopologyAssembly(Step):
                         Confidence.LOW if ":6432/" in said else Confidence.MEDIUM
                     return Pooler(Span(f.display, line), confidence)
         return None
+
+    def _through_script(self, command: str | None) -> str | None:
+        """A container command that runs a script of the tree, with the one program the
+        script ``exec``s at its end (DefectDojo's beat service runs
+        ``/entrypoint-celery-beat.sh``, which ends in ``exec celery … beat``). A script that
+        can exec several (a role chosen by a ``case``) says nothing sure of the container."""
+        if not command:
+            return command
+        script = next((w for w in command.split()[:3] if ("/" in w or w.endswith(".sh")) and
+                       w.rsplit("/", 1)[-1] not in (*SHELLS, "env")), None)
+        # (where a Dockerfile of the tree puts it, else the only script of that name)
+        path = script.strip("'\"") if script else ""
+        f = self.tree.find(path) or self.tree.find(path.rsplit("/", 1)[-1]) if path else None
+        if f is None or not is_script(f):
+            return command
+        execs = [line.strip()[len("exec "):] for line in (self.peek(f) or "").splitlines()
+                 if line.strip().startswith("exec ")]
+        return f"{command}\n{execs[0]}" if len(execs) == 1 else command
 
     def _preloaded(self) -> Span | None:
         """Where gunicorn is told to load the app in its master, before forking."""

@@ -34,17 +34,27 @@ def compose_services(path: str, rel: str, doc: YNode, files: dict) -> list[Workl
                 copies = 1  # an interpolated ${VARIABLE}
             evidence, note = Span(path, node.key_line or node.line), f"{copies} replicas"
         command = service.get("command")
-        line = None
-        if command is not None and isinstance(command.value, list):
-            line = shlex.join(str(n.value) for n in command.elements() if n.value is not None)
-        elif command is not None and command.value is not None:
-            line = str(command.value)
+        # what the container runs: its entrypoint, then its command (nextcloud's cron
+        # service is `entrypoint: /cron.sh` alone)
+        parts = [_words(service.get("entrypoint")), _words(command)]
+        line = " ".join(p for p in parts if p) or None
+        if command is None or command.value is None:
+            command = service.get("entrypoint")
         container = Container(name, service.text("image") or "", line,
                               Span(path, command.line, command.column) if line else None,
                               _mounts(path, service, named), _dockerfile(service, base, files),
                               service.text("container_name"))
         found.append(Workload("compose service", name, copies, evidence, note, [container]))
     return found
+
+
+def _words(node: YNode | None) -> str | None:
+    """A compose ``command``/``entrypoint`` (a list or a string) as one shell line."""
+    if node is None or node.value is None:
+        return None
+    if isinstance(node.value, list):
+        return shlex.join(str(n.value) for n in node.elements() if n.value is not None)
+    return str(node.value)
 
 
 def _dockerfile(service: YNode, base: str, files: dict) -> str | None:
