@@ -383,3 +383,21 @@ def test_a_service_whose_entrypoint_script_execs_celery_beat(write_tree, script,
                               "      replicas: 2\n"})
     found = [f for f in run_analysis(root).findings if f.rule == "JOB107"]
     assert bool(found) == reported
+
+
+@pytest.mark.parametrize("line", [
+    'schedule: "{{ .Values.cron.schedule }}"',  # inside quotes already
+    "schedule: {{ .Values.cron.schedule | toYaml }}",  # an inline scalar, not a block
+    "schedule: {{ .Values.cron.schedule | quote }}",
+])
+def test_chart_values_keep_the_line_yaml(write_tree, line):
+    template = ("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: c\nspec:\n"
+                f"  {line}\n  concurrencyPolicy: Forbid\n  jobTemplate:\n    spec:\n"
+                "      activeDeadlineSeconds: 60\n      template:\n        spec:\n"
+                "          containers:\n            - name: c\n              image: app\n")
+    root = write_tree({"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+                       "chart/values.yaml": "cron:\n  schedule: \"0 3 * * *\"\n",
+                       "chart/templates/cron.yaml": template})
+    analysis = run_analysis(root)
+    assert [j.schedule.text for j in analysis.project.jobs] == ["0 3 * * *"]
+    assert not analysis.project.parse_errors

@@ -106,25 +106,31 @@ def untemplate(text: str, values: dict | None = None) -> str:
         elif block:
             out.append(block.group(1))
         else:
-            out.append(_TEMPLATE_EXPR.sub(lambda m: _value(m.group(0), values), line))
+            out.append(_TEMPLATE_EXPR.sub(
+                lambda m: _value(m.group(0), values, quoted=line[:m.start()].count('"') % 2 == 1
+                                 or line[:m.start()].count("'") % 2 == 1), line))
     return "\n".join(out)
 
 
-def _value(expression: str, values: dict | None) -> str:
+def _value(expression: str, values: dict | None, quoted: bool) -> str:
+    """The chart's value for ``{{ .Values.a.b }}``, written so that the line stays YAML
+    (inside quotes as it is; elsewhere quoted unless a plain word or number)."""
     m = _VALUES_REF.fullmatch(expression)
     found: object = values
     for key in (m.group(1).split(".") if m and values else ()):
         found = found.get(key) if isinstance(found, dict) else None
-    if m and isinstance(found, (str, int, float)) and not isinstance(found, bool):
-        text = str(found)
-        return f'"{text}"' if m.group(2) or not re.fullmatch(r"[\w./:-]+", text) else text
-    return TEMPLATE_VALUE
+    if not m or not isinstance(found, (str, int, float)) or isinstance(found, bool):
+        return TEMPLATE_VALUE
+    text = str(found)
+    if quoted:
+        return text.replace('"', "").replace("'", "")
+    return f'"{text}"' if m.group(2) or not re.fullmatch(r"[\w./:-]+", text) else text
 
 
-#: ``{{ .Values.cron.schedule }}``, ``{{ .Values.x | quote }}``
-_VALUES_REF = re.compile(r"\{\{-?\s*\.Values\.([\w.]+)\s*(\|\s*quote\s*)?-?\}\}")
+#: ``{{ .Values.cron.schedule }}``, ``{{ .Values.x | quote }}``, ``| toYaml``
+_VALUES_REF = re.compile(r"\{\{-?\s*\.Values\.([\w.]+)\s*(\|\s*quote\s*)?(?:\|\s*toYaml\s*)?-?\}\}")
 #: ``key: {{ … | nindent 4 }}``: a template that renders a block under the key
-_BLOCK_VALUE = re.compile(r"^(\s*[\w./-]+:)\s*\{\{-?[^}]*\b(?:n?indent|toYaml)\b[^}]*-?\}\}\s*$")
+_BLOCK_VALUE = re.compile(r"^(\s*[\w./-]+:)\s*\{\{-?[^}]*\bnindent\b[^}]*-?\}\}\s*$")
 
 
 def load_documents(text: str, values: dict | None = None) -> list[YNode]:
