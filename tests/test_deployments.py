@@ -401,3 +401,19 @@ def test_chart_values_keep_the_line_yaml(write_tree, line):
     analysis = run_analysis(root)
     assert [j.schedule.text for j in analysis.project.jobs] == ["0 3 * * *"]
     assert not analysis.project.parse_errors
+
+
+def test_a_crontab_line_a_compose_command_writes(write_tree):
+    """firefly-iii's spelling: ``sh -c "echo '…' | crontab - && crond -f"`` as a service's
+    command: a cron job of that service, in its replicas."""
+    root = write_tree({
+        "bin/sync.sh": "#!/bin/sh\necho sync\n",
+        "docker-compose.yml": (
+            "services:\n  cron:\n    image: alpine\n    command: sh -c \"echo '*/5 * * * * "
+            "timeout 4m flock -n /tmp/sync.lock /app/bin/sync.sh' | crontab - && crond -f\"\n"
+            "    deploy:\n      replicas: 2\n")})
+    analysis = run_analysis(root)
+    jobs = [j for j in analysis.project.jobs if j.source == "cron"]
+    assert [(j.schedule.text, j.replicas.count if j.replicas else None) for j in jobs] == [
+        ("*/5 * * * *", 2)]
+    assert "JOB301" in [f.rule for f in analysis.findings]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -15,14 +16,18 @@ from ..sources.crontab import (
     looks_like_system_crontab,
     parse_crontab,
 )
+from ..sources.compose import compose_services
 from ..sources.dockerfile import (
     CopyHint,
     is_system_destination,
     parse_dockerfile,
     runner_files,
     serial_runner_files,
+    written_crontab_lines,
 )
+from ..sources.shell import SHELLS
 from ..sources.supervisor import looks_like_supervisor, supervisor_programs
+from ..sources.yamlfile import YamlError, load_documents
 from .context import Step
 
 
@@ -61,6 +66,17 @@ PERIODIC_FOLDERS = {"cron.hourly": "17 * * * *", "cron.daily": "25 6 * * *",
                     "cron.weekly": "47 6 * * 7", "cron.monthly": "52 6 1 * *"}
 
 
+def _shell_text(command: str) -> str:
+    """The script a ``sh -c '…'`` command runs, else the command itself."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) >= 3 and os.path.basename(words[0]) in SHELLS and words[1] == "-c":
+        return words[2]
+    return command
+
+
 class CronAssembly(Step):
     """Jobs of crontabs (found by name, by content, or as what a Dockerfile installs) and of
     the crontab lines Dockerfiles write."""
@@ -75,6 +91,11 @@ class CronAssembly(Step):
         for f in self.discovery.files:
             if f.kind == "dockerfile":
                 self.guarded(f.display, partial(self._dockerfile, f, cron_sources, runners))
+        for f in self.discovery.files:
+            if f.kind == "yaml":
+                text = self.peek(f)
+                if text and "crontab" in text and "services:" in text:
+                    self.guarded(f.display, partial(self._compose_written, f, text))
         for f in self.discovery.files:
             if f.kind == "other" and f.rel not in cron_sources and is_sniffable(f.rel):
                 head = sniff_head(f.abs)
@@ -228,9 +249,28 @@ class CronAssembly(Step):
                 name_ignored=name is not None and not cron_d_name_ok(name),
                 confidence=src.confidence))
 
+    def _compose_written(self, f: SourceFile, text: str) -> None:
+        """Crontab lines a compose service's command writes before it starts cron
+        (firefly-iii's ``echo "0 3 * * * wget …" | crontab - && crond -f``): jobs of that
+        service's container."""
+        try:
+            docs = load_documents(text)
+        except YamlError:
+            return  # (the manifest step reports what it cannot read)
+        for doc in docs:
+            for workload in compose_services(f.display, f.rel, doc, self.tree.files):
+                for container in workload.containers:
+                    span = container.command_span
+                    if not container.command or span is None:
+                        continue
+                    for entry in written_crontab_lines(f.display, span.line, span.column,
+                                                       _shell_text(container.command)):
+                        self._add_cron_job(f.display, entry, os.path.dirname(f.rel),
+                                           runs_in=container.name)
+
     def _add_cron_job(self, path: str, entry, base: str, never_runs: NeverRuns | None = None,
                       confidence: Confidence = Confidence.HIGH, in_crontab: bool = False,
-                      serial: Span | None = None) -> None:
+                      serial: Span | None = None, runs_in: str | None = None) -> None:
         """A job of a crontab entry (``in_crontab``: a line of a crontab file, which fixes
         may edit, not one a Dockerfile writes; ``serial``: where the runner that reads the
         file is said never to let a job overlap itself)."""
@@ -242,6 +282,7 @@ class CronAssembly(Step):
         locate = entry.locator
         command_at = Span(path, locate.line, locate.columns[0], locate.line,
                           locate.columns[-1] + 1) if in_crontab and locate.columns else None
-        self.project.jobs.append(replace(job, confidence=confidence, command_at=command_at))
+        self.project.jobs.append(replace(job, confidence=confidence, command_at=command_at,
+                                         runs_in=runs_in))
 
 

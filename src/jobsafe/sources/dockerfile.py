@@ -177,7 +177,8 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
             if hint is not None:
                 copies.append((hint, workdir))
         elif instruction == "RUN" and not args.lstrip().startswith("["):
-            result.entries.extend(_run(path, line, column, args, result.runner_files, workdir))
+            result.entries.extend(written_crontab_lines(path, line, column, args,
+                                                        result.runner_files, workdir))
     result.context_copies = copies
     for hint, at in copies:
         if is_cron_destination(hint.dest):
@@ -236,10 +237,11 @@ def _copy(line: int, column: int, args: str) -> CopyHint | None:
     return CopyHint(line, column, words[:-1], words[-1])
 
 
-def _run(path: str, line: int, column: int, args: str, runner_files: Sequence[str] = (),
-         workdir: str = "/") -> list[CronEntry]:
-    """Crontab lines a RUN writes (``echo … >> /etc/crontab``, ``… | crontab -``, or into a
-    file a cron runner reads: a user crontab)."""
+def written_crontab_lines(path: str, line: int, column: int, args: str,
+                          runner_files: Sequence[str] = (), workdir: str = "/") -> list[CronEntry]:
+    """Crontab lines a command writes — a Dockerfile's RUN, a compose service's command
+    (``echo … >> /etc/crontab``, ``… | crontab -``, or into a file a cron runner reads: a
+    user crontab)."""
     script = parse_script(args)
     locate = Locator(path, args, line, column)
     piped_to_crontab = re.search(r"\|\s*crontab\b", args) is not None
