@@ -417,3 +417,20 @@ def test_a_crontab_line_a_compose_command_writes(write_tree):
     assert [(j.schedule.text, j.replicas.count if j.replicas else None) for j in jobs] == [
         ("*/5 * * * *", 2)]
     assert "JOB301" in [f.rule for f in analysis.findings]
+
+
+def test_crontab_lines_an_entrypoint_script_writes(write_tree):
+    """zulip's spelling: an entrypoint that writes lines into /etc/cron.d when it runs; a
+    ``printf`` format whose schedule comes from a variable gives no job and no error."""
+    script = ("#!/bin/bash\nif [ \"$AUTO_BACKUP\" = True ]; then\n"
+              "  printf '%s cd /;/sbin/entrypoint.sh app:backup\\n' \"$INTERVAL\" "
+              ">/etc/cron.d/autobackup\nfi\n"
+              "echo '*/10 * * * * app /srv/app/bin/digest.sh' > /etc/cron.d/digest\n"
+              "exec supervisord\n")
+    root = write_tree({"docker/entrypoint.sh": script,
+                       "bin/digest.sh": "#!/bin/sh\necho digest\n"})
+    analysis = run_analysis(root)
+    assert [(j.span.path, j.span.line, j.schedule.text) for j in analysis.project.jobs] == [
+        ("docker/entrypoint.sh", 5, "*/10 * * * *")]
+    assert [f.rule for f in analysis.findings] == ["JOB101"]
+    assert not analysis.project.parse_errors

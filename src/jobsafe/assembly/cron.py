@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -9,6 +10,7 @@ from functools import partial
 from ..discover import SourceFile, is_sniffable, sniff_head
 from ..link import RUN_PARTS_NAME, Resolved, build_job, is_script
 from ..model import Confidence, CronFile, Guard, Job, NeverRuns, Span, Target
+from ..paths import is_test_path
 from ..schedule import cron_schedule
 from ..sources.crontab import (
     cron_d_name_ok,
@@ -66,6 +68,10 @@ PERIODIC_FOLDERS = {"cron.hourly": "17 * * * *", "cron.daily": "25 6 * * *",
                     "cron.weekly": "47 6 * * 7", "cron.monthly": "52 6 1 * *"}
 
 
+#: a script that writes a crontab: into /etc/cron.d or /etc/crontab, or piped to crontab
+_WRITES_CRON = re.compile(r"(?:echo|printf)\b[^\n]*(?:>>?\s*[\"']?/etc/cron|\|\s*crontab\b)")
+
+
 def _shell_text(command: str) -> str:
     """The script a ``sh -c '…'`` command runs, else the command itself."""
     try:
@@ -96,6 +102,10 @@ class CronAssembly(Step):
                 text = self.peek(f)
                 if text and "crontab" in text and "services:" in text:
                     self.guarded(f.display, partial(self._compose_written, f, text))
+            elif f.kind == "shell" and not is_test_path(f.rel):
+                text = self.peek(f)
+                if text and _WRITES_CRON.search(text):
+                    self.guarded(f.display, partial(self._script_written, f, text))
         for f in self.discovery.files:
             if f.kind == "other" and f.rel not in cron_sources and is_sniffable(f.rel):
                 head = sniff_head(f.abs)
@@ -267,6 +277,16 @@ class CronAssembly(Step):
                                                        _shell_text(container.command)):
                         self._add_cron_job(f.display, entry, os.path.dirname(f.rel),
                                            runs_in=container.name)
+
+    def _script_written(self, f: SourceFile, text: str) -> None:
+        """Crontab lines a script writes when it runs (a container's entrypoint that
+        ``echo``s a line into /etc/cron.d, or pipes it to ``crontab -``): the jobs it
+        installs."""
+        entries = written_crontab_lines(f.display, 1, 1, text)
+        if entries:
+            self.texts.setdefault(f.display, ("shell", text))
+        for entry in entries:
+            self._add_cron_job(f.display, entry, os.path.dirname(f.rel))
 
     def _add_cron_job(self, path: str, entry, base: str, never_runs: NeverRuns | None = None,
                       confidence: Confidence = Confidence.HIGH, in_crontab: bool = False,
