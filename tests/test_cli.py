@@ -252,3 +252,18 @@ def test_configured_replicas_make_host_locks_insufficient(write_tree, monkeypatc
     doc = json.loads(invoke("check", "--format", "json").output)
     (finding,) = [f for f in doc["findings"] if f["rule"] == "JOB301"]
     assert finding["related"][0] == {"path": ".jobsafe.toml", "line": 1, "message": "4 replicas (configuration)"}
+
+
+def test_a_file_outside_the_working_directory_is_analysed_from_its_own_folder(tmp_path,
+                                                                              monkeypatch):
+    """Named files with no repository around them: the working directory is the root only
+    when they are inside it (it was walked whole for a file elsewhere)."""
+    from jobsafe.discover import find_root
+    elsewhere, here = tmp_path / "elsewhere", tmp_path / "here"
+    elsewhere.mkdir()
+    (here / "sub").mkdir(parents=True)
+    (elsewhere / "crontab").write_text("*/5 * * * * /srv/x.sh\n")
+    (here / "sub" / "crontab").write_text("*/5 * * * * /srv/x.sh\n")
+    monkeypatch.chdir(here)
+    assert find_root([str(elsewhere / "crontab")]) == str(elsewhere.resolve())
+    assert find_root(["sub/crontab"]) == str(here.resolve())

@@ -141,7 +141,12 @@ def find_root(paths: list[str]) -> str:
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:
-            return os.path.realpath(os.getcwd()) if paths else start
+            # no repository: the working directory when the files are in it, else the
+            # first file's folder (not an unrelated working directory, walked whole)
+            cwd = os.path.realpath(os.getcwd())
+            within = all(os.path.realpath(os.path.abspath(p)).startswith(cwd + os.sep)
+                         for p in paths)
+            return cwd if paths and within else start
         probe = parent
 
 
