@@ -898,6 +898,23 @@ def _collect(script: Script, locate: Locator, facts: CommandFacts, guarded: bool
             facts.cd = facts.cd or inner.cd
         elif inv.argv:
             facts.invocations.append((inv, in_guard or any(w.guard for w in inv.wrappers)))
+            bound = _worker_bound([w.text for w in inv.argv])
+            if bound is not None:
+                facts.timeouts.append(bound)
+
+
+def _worker_bound(argv: list[str]) -> float | None:
+    """How long a Laravel ``artisan queue:work`` run can last when it bounds itself:
+    ``--max-time=N``, else each job killed after ``--timeout=T`` (its worker exits), times
+    ``--max-jobs`` when given."""
+    if "queue:work" not in argv:
+        return None
+    options = dict(re.findall(r"--(max-time|timeout|max-jobs)=(\d+)", " ".join(argv)))
+    if "max-time" in options:
+        return float(options["max-time"])
+    if "timeout" in options:
+        return float(options["timeout"]) * int(options.get("max-jobs", 1))
+    return None
 
 
 def _fd_target(script: Script, fd: str | None) -> Word | None:
