@@ -35,6 +35,7 @@ _SCRIPT_INTERPRETERS: dict[str, EntryKind] = {
     **dict.fromkeys(SHELLS, "shell"), "perl": "perl", "ruby": "ruby", "php": "php",
     "node": "node", "Rscript": "Rscript", "lua": "lua", "tclsh": "tclsh"}
 _DJANGO = {"manage.py", "django-admin", "django-admin.py"}
+#: an interpreter named with its version (`php8.2`, `php84`, `ruby3.2`)
 _VERSIONED = re.compile(r"^(php|ruby|perl|node)[\d.]+$")
 #: runners of the project's own tasks: ``rake billing:charge``, ``rails runner``,
 #: ``fab sync``, ``invoke sync``
@@ -352,7 +353,7 @@ class Tree:
         """(resolved entry, runs project code) for a program and its arguments."""
         if not argv:
             return None, False
-        name = _VERSIONED.sub(r"\1", basename(argv[0]))  # php8.2, php84, ruby3.2: php, ruby
+        name = _VERSIONED.sub(r"\1", basename(argv[0]))
         if name == "bundle" and argv[1:2] == ["exec"]:
             return self.resolve(argv[2:], cwd, base)
         if name in _TASK_RUNNERS or name in _PACKAGE_SCRIPTS and "run" in argv[1:2]:
