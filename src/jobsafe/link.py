@@ -413,7 +413,8 @@ class Tree:
         if basename(script) in _DJANGO:
             return self._django(argv[i + 1:]), True
         f = self.find(script, cwd, base)
-        return (Resolved(f, "python") if f else None), f is not None
+        return (Resolved(f, "python") if f else None), \
+            f is not None or _RELATIVE_SCRIPT.fullmatch(script) is not None
 
     def _django(self, args):
         command = next((a for a in args if not a.startswith("-")), None)
