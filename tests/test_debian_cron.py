@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from jobsafe.debian_cron import MACROS, read_fields
+from jobsafe.sources.crontab import parse_crontab
 
 ORACLES = Path(os.environ.get("JOBSAFE_ORACLES", Path.home() / ".cache" / "jobsafe-oracles"))
 CRONTAB = ORACLES / "debian-cron" / "usr" / "bin" / "crontab"
@@ -29,14 +30,19 @@ CASES = [
     "0 0 1,15 * 1-5", "*/7 */3 * * *", "0 12 * * 1-5/2", "15 3 1-7 * 1", "0 0 * * Monday",
     "0 0 1 January *", "0 0 31 * *", "@annually", "@yearly", "@monthly", "@weekly", "@hourly",
     "0 0 1 1-12/3 *", "0 0 * * */2", "*/15 9-17 * * mon-fri",
+    # separators other than space and tab (a no-break space pasted from a web page)
+    "*/5\u00a0* * * *", "0 0\u00a0* * *", "0\u2009* * * *", "0 0 * *\u00a01",
 ]
 
 
 def _accepts(schedule: str) -> bool:
-    """jobsafe's reading of Debian's cron: does it accept the schedule?"""
+    """jobsafe's reading of Debian's cron, through the crontab reader itself (its field
+    splitting included): does it accept the schedule?"""
     if schedule.startswith("@"):
         return schedule in MACROS
-    return read_fields(schedule.split()).refused is None
+    result = parse_crontab("crontab", f"{schedule} true\n", False)
+    return not result.errors and all(
+        e.never_runs is None or e.never_runs.why != "refused" for e in result.entries)
 
 
 def _oracle_available() -> bool:

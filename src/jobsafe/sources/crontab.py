@@ -72,11 +72,24 @@ def _command_columns(line: str, start: int) -> tuple[str, list[int]]:
     return text, cols[: len(text)] or [start + 1]
 
 
-def _split_fields(line: str, count: int) -> tuple[list[str], int] | None:
-    """The first ``count`` whitespace-separated fields and the offset of the rest."""
+#: a field as Debian's cron reads it: only spaces and tabs separate fields (a no-break
+#: space is part of the field, which it then refuses); the runners' libraries split on any
+#: whitespace
+_DEBIAN_FIELD = re.compile(r"[ \t]*([^ \t]+)")
+_ANY_FIELD = re.compile(r"\s*(\S+)")
+
+
+def _visible(text: str) -> str:
+    """Whitespace other than space and tab shown by its code point (``<U+00A0>``)."""
+    return re.sub(r"[^\S \t]", lambda m: f"<U+{ord(m.group(0)):04X}>", text)
+
+
+def _split_fields(line: str, count: int, debian: bool = False) -> tuple[list[str], int] | None:
+    """The first ``count`` separated fields and the offset of the rest."""
     fields, pos = [], 0
+    field = _DEBIAN_FIELD if debian else _ANY_FIELD
     for _ in range(count):
-        m = re.compile(r"\s*(\S+)").match(line, pos)
+        m = field.match(line, pos)
         if not m:
             return None
         fields.append(m.group(1))
@@ -171,7 +184,7 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
         result.errors.append(ParseError(line_span, message))
 
     if stripped.startswith("@"):
-        split = _split_fields(line, 1)
+        split = _split_fields(line, 1, debian)
         macro = split[0][0].lower() if split else ""
         expr = expand_macro(macro)
         if split is None or (expr is None and macro != "@reboot"):
@@ -187,7 +200,7 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
         else:
             schedule = cron_schedule(text, expr, env.get("CRON_TZ"))
     else:
-        split = _split_fields(line, 5)
+        split = _split_fields(line, 5, debian)
         if split is None:
             error("a crontab entry needs five time fields and a command")
             return None
@@ -196,9 +209,13 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
         reading = read_fields(fields) if debian else None
         if reading is not None and reading.expression is None:
             # Debian's cron refuses the line, or accepts it and never runs it
+            meant = _split_fields(line, 5)  # (a no-break space: the fields as they look)
+            if meant is not None and meant[0] != fields:
+                expr = " ".join(meant[0])
             text = f"Debian's cron refuses `{expr}`: {reading.refused}" if reading.refused \
                 else f"{reading.never}"
-            never = NeverRuns("refused" if reading.refused else "never-matches", text)
+            never = NeverRuns("refused" if reading.refused else "never-matches",
+                              _visible(text))
             schedule = Schedule(text=expr, kind="cron", timezone=env.get("CRON_TZ"))
         elif (bad := next((f for f in fields if not _FIELD_CHARS.match(f)), None)) is not None:
             error(f"invalid time field {bad!r}")
@@ -211,6 +228,9 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
             except ScheduleError as exc:
                 error(f"invalid schedule {expr!r}: {exc}")
                 return None
+    if debian and never is not None and never.why == "refused" and \
+            (lenient := _split_fields(line, 1 if stripped.startswith("@") else 5)) is not None:
+        rest = lenient[1]  # (the command as meant, for the inventory: cron runs none of it)
     schedule_end = len(line[:rest].rstrip())
     user = None
     if system:
