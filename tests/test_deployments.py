@@ -434,3 +434,18 @@ def test_crontab_lines_an_entrypoint_script_writes(write_tree):
         ("docker/entrypoint.sh", 5, "*/10 * * * *")]
     assert [f.rule for f in analysis.findings] == ["JOB101"]
     assert not analysis.project.parse_errors
+
+
+@pytest.mark.parametrize("every, refused", [("2562047h", False), ("2562048h", True),
+                                            ("99999999999999h", True)])
+def test_an_every_longer_than_go_holds_is_refused(write_tree, every, refused):
+    """Go's time.Duration holds 2^63-1 ns (2562047h47m16.854775807s): robfig/cron, so
+    Kubernetes, refuses a longer ``@every``."""
+    root = write_tree({"cj.yaml": (
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: x\nspec:\n"
+        f"  schedule: \"@every {every}\"\n  concurrencyPolicy: Forbid\n  jobTemplate:\n"
+        "    spec:\n      activeDeadlineSeconds: 60\n      template:\n        spec:\n"
+        "          containers:\n            - name: c\n              image: app\n")})
+    found = [f for f in run_analysis(root).findings if f.rule == "JOB113"]
+    assert bool(found) == refused
+    assert all("crontab FILE" not in f.message for f in found)

@@ -61,6 +61,9 @@ class Manifests:
     ansible: list[tuple[SourceFile, list[YNode]]] = field(default_factory=list)
 
 
+#: the longest duration Go's time.Duration holds (2^63 - 1 ns): longer ``@every`` values
+#: are refused by the parsers of Kubernetes and ofelia
+GO_LONGEST_DURATION = (2**63 - 1) / 1e9
 #: a yacron configuration: a ``jobs:`` list whose items have a schedule
 _YACRON = re.compile(r"^jobs:\s*$[\s\S]*?^\s*-?\s*schedule:", re.M)
 #: the shortest interval GitHub Actions runs a scheduled workflow at
@@ -138,6 +141,12 @@ class ManifestAssembly(Step):
             else None
         if TEMPLATE_VALUE in text:  # a Helm value: when it fires is not in the tree
             schedule = Schedule(text=spec.schedule, kind="templated", timezone=timezone)
+        elif every is not None and every > GO_LONGEST_DURATION:
+            # Go's time.ParseDuration refuses it, so Kubernetes refuses the CronJob
+            schedule = Schedule(text=spec.schedule, kind="interval", timezone=timezone)
+            never = NeverRuns("refused", f"Kubernetes refuses `{spec.schedule}`: the duration "
+                                         "is longer than Go's time.Duration holds (about 292 "
+                                         "years)")
         elif every is not None and every > 0:  # robfig/cron's interval (at least a second)
             seconds = max(1, math.ceil(every))
             schedule = Schedule(text=spec.schedule, kind="interval", timezone=timezone,

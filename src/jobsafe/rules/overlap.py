@@ -716,7 +716,8 @@ class ScheduleNeverRuns(Rule):
                 text = message("{why}: the job never runs{whole}", why=prose(never.text),
                                whole=prose("; installed with `crontab FILE`, the whole file "
                                            "is refused, and none of its jobs run"
-                                           if job.user is None else ""))
+                                           if job.source == "cron" and job.user is None
+                                           else ""))
             else:
                 text = message("`{schedule}` never fires: {why}; {scheduler} accepts it, so "
                                "nothing says that the job never runs",
