@@ -61,6 +61,18 @@ class Manifests:
     ansible: list[tuple[SourceFile, list[YNode]]] = field(default_factory=list)
 
 
+def _go_every(text: str) -> float | None:
+    """The seconds of robfig/cron's ``@every D`` (Kubernetes, ofelia), else None."""
+    return parse_duration(text[len("@every "):], GO) if text.startswith("@every ") else None
+
+
+def _interval_schedule(text: str, every: float, timezone: str | None = None) -> Schedule:
+    """An ``@every`` schedule: robfig/cron runs it at least a second apart."""
+    seconds = max(1, math.ceil(every))
+    return Schedule(text=text, kind="interval", timezone=timezone,
+                    min_interval_seconds=seconds, runs_per_day=round(86400 / seconds, 4))
+
+
 #: the longest duration Go's time.Duration holds (2^63 - 1 ns): longer ``@every`` values
 #: are refused by the parsers of Kubernetes and ofelia
 GO_LONGEST_DURATION = (2**63 - 1) / 1e9
@@ -137,8 +149,7 @@ class ManifestAssembly(Step):
             timezone, text = m.group(1), m.group(2)
         expr = expand_macro(text) or text
         never: NeverRuns | None = None
-        every = parse_duration(text[len("@every "):], GO) if text.startswith("@every ") \
-            else None
+        every = _go_every(text)
         if TEMPLATE_VALUE in text:  # a Helm value: when it fires is not in the tree
             schedule = Schedule(text=spec.schedule, kind="templated", timezone=timezone)
         elif every is not None and every > GO_LONGEST_DURATION:
@@ -147,11 +158,8 @@ class ManifestAssembly(Step):
             never = NeverRuns("refused", f"Kubernetes refuses `{spec.schedule}`: the duration "
                                          "is longer than Go's time.Duration holds (about 292 "
                                          "years)")
-        elif every is not None and every > 0:  # robfig/cron's interval (at least a second)
-            seconds = max(1, math.ceil(every))
-            schedule = Schedule(text=spec.schedule, kind="interval", timezone=timezone,
-                                min_interval_seconds=seconds,
-                                runs_per_day=round(86400 / seconds, 4))
+        elif every is not None and every > 0:
+            schedule = _interval_schedule(spec.schedule, every, timezone)
         else:
             try:  # (robfig/cron accepts a day no month has: Kubernetes never starts a Job)
                 schedule, never = cron_schedule_or_never(spec.schedule, expr, timezone)
@@ -205,12 +213,9 @@ class ManifestAssembly(Step):
         is the runner's own refusal to start a run beside the last one, when it is set."""
         text = spec.schedule.strip()
         fields = text.split()
-        every = parse_duration(text[len("@every "):], GO) if text.startswith("@every ") \
-            else None
+        every = _go_every(text)
         if every is not None and every > 0:
-            seconds = max(1, math.ceil(every))
-            schedule = Schedule(text=text, kind="interval", min_interval_seconds=seconds,
-                                runs_per_day=round(86400 / seconds, 4))
+            schedule = _interval_schedule(text, every)
         elif len(fields) == 6 and spec.runner == "ofelia" and re.fullmatch(r"\d+", fields[0]):
             # ofelia's optional seconds field, at one second of the minute
             schedule = replace(cron_schedule(text, " ".join(fields[1:])), text=text)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 
+from ..discover import SourceFile
 from ..link import is_script
 from ..model import BeatProcess, Confidence, Copies, Job, Mount, MountKind, Pooler, Span
 from ..sources.kubernetes import classify_claim, workloads
@@ -166,14 +168,23 @@ class TopologyAssembly(Step):
                  if line.strip().startswith("exec ")]
         return f"{command}\n{execs[0]}" if len(execs) == 1 else command
 
-    def _preloaded(self) -> Span | None:
-        """Where gunicorn is told to load the app in its master, before forking."""
+    def _server_files(self, scripts: bool) -> Iterator[tuple[SourceFile, str, str]]:
+        """(file, lower-case name, text) of the files that may say how a web server runs:
+        Procfiles, gunicorn/uWSGI configs, Dockerfiles, YAML, shell, ini/conf files — and,
+        with ``scripts``, start scripts without an extension."""
         for f in self.discovery.files:
             name = f.rel.rsplit("/", 1)[-1].lower()
-            if not (name == "procfile" or name.startswith("gunicorn") or
+            script = scripts and f.kind == "other" and "." not in name and name != "procfile"
+            if not (name == "procfile" or name.startswith(("gunicorn", "uwsgi")) or script or
                     f.kind in ("dockerfile", "yaml", "shell") or name.endswith((".ini", ".conf"))):
                 continue
-            text = self.peek(f) or ""
+            text = self.peek(f)
+            if text and not (script and not text.startswith("#!")):
+                yield f, name, text
+
+    def _preloaded(self) -> Span | None:
+        """Where gunicorn is told to load the app in its master, before forking."""
+        for f, _, text in self._server_files(scripts=False):
             m = _PRELOAD.search(text) if "preload" in text else None
             if m:
                 return Span(f.display, text.count("\n", 0, m.start()) + 1)
@@ -182,15 +193,7 @@ class TopologyAssembly(Step):
     def _workers(self) -> Copies | None:
         """gunicorn/uWSGI worker processes, from configs and command lines in the tree
         (also a start script without an extension, a command continued over lines)."""
-        for f in self.discovery.files:
-            name = f.rel.rsplit("/", 1)[-1].lower()
-            script = f.kind == "other" and "." not in name and name != "procfile"
-            if not (name == "procfile" or name.startswith(("gunicorn", "uwsgi")) or script or
-                    f.kind in ("dockerfile", "yaml", "shell") or name.endswith((".ini", ".conf"))):
-                continue
-            text = self.peek(f)
-            if not text or script and not text.startswith("#!"):
-                continue
+        for f, name, text in self._server_files(scripts=True):
             # (a backslash-newline joins lines; the same length keeps the line numbers)
             joined = text.replace("\\\n", "  ")
             for m in _WORKERS.finditer(joined):

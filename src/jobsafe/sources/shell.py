@@ -820,11 +820,11 @@ def analyze(text: str, locate: Locator, variables: dict[str, str] | None = None,
     facts = CommandFacts()
     script = parse_script(text, variables)
     _collect(script, locate, facts, guarded, depth)
-    files = lock_files(script, locate)
+    removed = _removed_paths(script)
+    files = lock_files(script, locate, removed)
     facts.locks.extend(files + process_checks(script, locate))
     # work sent to the background after a lock file is taken outlives it: the script ends,
     # its trap or its last line removes the file, and the next run starts beside the work
-    removed = _removed_paths(script)
     for lock in files:
         if lock.path in removed:
             facts.backgrounds.extend(b for b in facts.detached if b.span.line >= lock.span.line
@@ -943,7 +943,7 @@ def _norm(path: str) -> str:
     return path.strip().strip("\"'").rstrip("/")
 
 
-def lock_files(script: Script, locate: Locator) -> list[Lock]:
+def lock_files(script: Script, locate: Locator, removed: set[str]) -> list[Lock]:
     """Lock/pid files and lock directories whose existence means "locked".
 
     A path counts as a lock when its presence makes the script stop: a test of its
@@ -963,7 +963,6 @@ def lock_files(script: Script, locate: Locator) -> list[Lock]:
         return any(stmt[0] <= at < stmt[1] and (name == "exit" or _LOCKISH.search(path))
                    for at, name in exits)
 
-    removed = _removed_paths(script)
     tests: dict[str, TestExpr] = {}
     #: existence tests whose statement holds the rest of the run (``[ -f L ] || { touch L;
     #: work; rm L; }``, ``if [ ! -f L ]; then touch L; …; fi``): a creation inside one, of a
