@@ -349,11 +349,13 @@ class InProcessLockForJobs(Rule):
                     if lock.scope != "process" or lock.span in seen:
                         continue
                     seen.add(lock.span)
+                    kind = "a key in a cache each process keeps for itself (the settings' " \
+                        "backend for its alias)" if lock.kind == "cache-key" else lock.kind
                     yield self.finding(
                         lock.span,
                         message("{kind} guards a job that {source} starts as its own process: "
                                 "every run has its own lock, so nothing keeps two runs apart",
-                                kind=lock.kind, source=job.source),
+                                kind=kind, source=job.source),
                         (lock, job), job.id, [Related(job.span, "scheduled here")])
 
 

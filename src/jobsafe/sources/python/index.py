@@ -234,9 +234,7 @@ class PythonIndex:
             for unit in facts.units.values():
                 units.append((facts, unit))
                 made = [*unit.returns, *unit.local_values.values()]
-                if any(unit.lock_symbols.get(lock.span) is not None and
-                       unit.lock_symbols[lock.span].escapes and lock.scope != "process"
-                       for lock in unit.locks) or any(makes_lock(v) for v in made):
+                if _hands_back_lock(unit) or any(makes_lock(v) for v in made):
                     names.update(_callable_names(unit.name))
                     # a method that is the abstraction (``guard.single()``): also by its
                     # own name, for a receiver whose class a helper's parameter hides
@@ -279,9 +277,9 @@ class PythonIndex:
                 return False  # not worth a parse: it calls nothing that locks
             target_facts = self.module(target[0])
             inner = target_facts.units.get(target[1]) if target_facts is not None else None
-            self._reaches[key] = inner is not None and target_facts is not None and any(
-                self.may_take(s, inner, target_facts, depth + 1)
-                for s in entered_sites(inner, site.use))
+            self._reaches[key] = inner is not None and target_facts is not None and (
+                _hands_back_lock(inner) or any(self.may_take(s, inner, target_facts, depth + 1)
+                                               for s in entered_sites(inner, site.use)))
         return self._reaches[key]
 
     def may_reach(self, site: CallSite, unit: Unit, facts: ModuleFacts, names) -> bool:
@@ -641,3 +639,11 @@ def _shown(value) -> str:
     if isinstance(value, Imported):
         return value.dotted.rsplit(".", 1)[-1]
     return "scheduler"
+
+
+def _hands_back_lock(unit: Unit) -> bool:
+    """Whether the function holds a lock when it returns or yields (its caller's use of it
+    is the acquisition)."""
+    return any(unit.lock_symbols.get(lock.span) is not None and
+               unit.lock_symbols[lock.span].escapes and lock.scope != "process"
+               for lock in unit.locks)

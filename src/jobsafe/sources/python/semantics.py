@@ -13,9 +13,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ...model import CodeFact, Confidence, Lock, Release, Span
+from ...model import CodeFact, Confidence, Lock, LockScope, Release, Span
 from . import apis
 from ...model import UNKNOWN_TTL
+from .django_settings import alias_scope, cache_backends, is_settings_module
 from .facts import MODULE, ClassInfo, ModuleFacts, Unit
 from .hazards_model import Retries, derive
 from .symbols import (
@@ -823,7 +824,9 @@ class Semantics:
             else:
                 timeout = call.arg("timeout", 2)
                 ttl = self._ttl(timeout, 1.0, at, ttl) if timeout is not None else ttl
-            return replace(lock, key=key or lock.key, ttl_seconds=ttl)
+            scope = self.cache_scope(_receiver(call.func), at) if lock.kind == "cache-key" \
+                else None
+            return replace(lock, key=key or lock.key, ttl_seconds=ttl, scope=scope or lock.scope)
         api = apis.object_lock_api(symbols.api)
         if api is None:
             return lock
@@ -1447,6 +1450,62 @@ class Semantics:
         return None
 
     # -- Django settings
+    def cache_scope(self, receiver: Value | None, where: Where) -> LockScope | None:
+        """The scope of the Django cache ``receiver`` is, when the settings name a backend
+        local to the process or host for its alias (None: shared, or not known)."""
+        alias = self._cache_alias(receiver, where)
+        return alias_scope(self._cache_backends, alias) if alias not in (None, "*") else None
+
+    def _cache_alias(self, value: Value | None, where: Where, depth: int = 0) -> str | None:
+        """``cache`` is the "default" alias, ``caches["x"]`` is "x" (through locals,
+        module names, attributes of ``self`` and a helper's parameters); ``caches`` itself
+        is "*"."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(value, Imported):
+            target = self.resolve_dotted(where.rel, value.dotted)
+            if target is None:
+                return _DJANGO_CACHES.get(value.dotted)
+            rel, name = target
+            facts = self.facts(rel)
+            bound = None if facts is None or not name else \
+                facts.bindings.get(name) or (Imported(facts.imports[name])
+                                             if name in facts.imports else None)
+            return self._cache_alias(bound, Where(rel), depth + 1) if bound is not None \
+                else None
+        if isinstance(value, Item) and self._cache_alias(value.base, where, depth + 1) == "*":
+            return self.string(value.key, where)  # caches["x"]
+        if isinstance(value, Local):
+            found = self.local(value, where)
+            return self._cache_alias(found[0], found[1], depth + 1) if found else None
+        if isinstance(value, Attr) and isinstance(value.base, SelfRef):  # self.cache
+            found = self.class_attr(where.rel, value.base.cls, value.name, where.env)
+            return self._cache_alias(found[0], found[1], depth + 1) if found else None
+        if isinstance(value, Attr) and isinstance(value.base, (Global, Imported)):
+            module = value.base  # django_cache.cache, with django.core.cache imported
+            if isinstance(module, Global):
+                facts = self.facts(where.rel)
+                module = Imported(facts.imports[module.name]) \
+                    if facts is not None and module.name in facts.imports else None
+            return self._cache_alias(Imported(f"{module.dotted}.{value.name}"), where,
+                                     depth + 1) if module is not None else None
+        if isinstance(value, Param):  # a helper given the cache
+            found = self.argument(value, where)
+            return self._cache_alias(found[0], found[1], depth + 1) if found else None
+        if isinstance(value, Global):
+            facts = self.facts(where.rel)
+            bound = None if facts is None else facts.bindings.get(value.name) or (
+                Imported(facts.imports[value.name]) if value.name in facts.imports else None)
+            return self._cache_alias(bound, Where(where.rel), depth + 1) if bound is not None \
+                else None
+        return None
+
+    @cached_property
+    def _cache_backends(self) -> dict[str, list[str | None]]:
+        files = self.index.files
+        return cache_backends(text for rel in sorted(files) if is_settings_module(rel)
+                              if (text := self.index.read(files[rel])) is not None)
+
     def settings_module(self, name: str | None = None) -> str | None:
         """The project's Django settings module (that defines ``name``, when given): of the
         ``settings.py`` files and ``settings`` packages, the shallowest first."""
@@ -1464,3 +1523,16 @@ class Semantics:
                        rel.endswith("/settings/__init__.py")),
                       key=lambda r: (r.count("/"), r))
 
+
+#: Django's cache objects: the default alias, and the mapping of every alias
+_DJANGO_CACHES = {"django.core.cache.cache": "default", "django.core.cache.caches": "*"}
+
+
+def _receiver(func: Value) -> Value | None:
+    """What a method is called on: ``c`` of ``c.add`` (``cache.add`` imported from a
+    library reads as one dotted name)."""
+    if isinstance(func, Attr):
+        return func.base
+    if isinstance(func, Imported) and "." in func.dotted:
+        return Imported(func.dotted.rsplit(".", 1)[0])
+    return None
