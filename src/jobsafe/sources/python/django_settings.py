@@ -16,7 +16,6 @@ from ...model import LockScope
 #: ``DummyCache`` stores nothing, so each ``add`` succeeds: it keeps out no other run
 _LOCAL_BACKENDS: dict[str, LockScope] = {"LocMemCache": "process", "DummyCache": "process",
                                           "FileBasedCache": "host"}
-_WIDTH = {"process": 0, "host": 1, "cluster": 2}
 
 
 def is_settings_module(rel: str) -> bool:
@@ -51,11 +50,13 @@ def alias_scope(found: dict[str, list[str | None]], alias: str) -> LockScope | N
     default) when one of them is not a literal or is shared, or no settings name it."""
     scopes: list[LockScope] = []
     for backend in found.get(alias, []) + (found.get("*", []) if alias in found else []):
-        scope = _LOCAL_BACKENDS.get(backend.rsplit(".", 1)[-1]) if backend else None
-        if scope is None:
+        local = _LOCAL_BACKENDS.get(backend.rsplit(".", 1)[-1]) if backend else None
+        if local is None:
             return None
-        scopes.append(scope)
-    return max(scopes, key=_WIDTH.__getitem__) if scopes else None
+        scopes.append(local)
+    if not scopes:
+        return None
+    return "host" if "host" in scopes else "process"  # the widest of them
 
 
 def _assigned(target: ast.expr, value: ast.expr) -> list[tuple[str, str | None]]:

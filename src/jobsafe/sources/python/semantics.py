@@ -1482,13 +1482,11 @@ class Semantics:
             found = self.class_attr(where.rel, value.base.cls, value.name, where.env)
             return self._cache_alias(found[0], found[1], depth + 1) if found else None
         if isinstance(value, Attr) and isinstance(value.base, (Global, Imported)):
-            module = value.base  # django_cache.cache, with django.core.cache imported
-            if isinstance(module, Global):
-                facts = self.facts(where.rel)
-                module = Imported(facts.imports[module.name]) \
-                    if facts is not None and module.name in facts.imports else None
-            return self._cache_alias(Imported(f"{module.dotted}.{value.name}"), where,
-                                     depth + 1) if module is not None else None
+            facts = self.facts(where.rel)  # django_cache.cache, django.core.cache imported
+            dotted = value.base.dotted if isinstance(value.base, Imported) else \
+                facts.imports.get(value.base.name) if facts is not None else None
+            return self._cache_alias(Imported(f"{dotted}.{value.name}"), where, depth + 1) \
+                if dotted is not None else None
         if isinstance(value, Param):  # a helper given the cache
             found = self.argument(value, where)
             return self._cache_alias(found[0], found[1], depth + 1) if found else None
