@@ -7,7 +7,8 @@
   count decides whether this run goes on — the row stays claimed after a crash unless the
   condition lets an old claim be taken over (``locked_at__lt=now() - timedelta(...)``: an
   expiry) or the job sets it back (its release);
-* unique rows: a ``create()`` that an ``IntegrityError`` stops — the row is the lock.
+* unique rows: a ``create()`` (or ``save(force_insert=True)``) that an ``IntegrityError``
+  stops — the row is the lock.
 
 A mixin of the module analyser; it needs no type of the receiver beyond the ORM spelling
 itself (a query set, a query, a model manager), which is what sets these calls apart.
@@ -39,7 +40,7 @@ PREFILTER_TOKENS = ("select_for_update", "with_for_update", r"(?i)for\s+update",
                     (r"(?:=|\bif\b|\breturn\b|\bnot\b)\s*\(\n[^#;]{0,400}?\n\s*\.update\(",
                      r"\.filter(?:_by)?\(|\.where\("),
                     (r"(?i)\bupdate\s+\w+\s+set\b", r"rowcount|returning|RETURNING"),
-                    (r"IntegrityError", r"\.create\(|\.get_or_create\("))
+                    (r"IntegrityError", r"\.create\(|\.get_or_create\(|force_insert"))
 
 #: what marks a receiver as a query (set): how the chain before the call was built
 _QUERY_STEPS = ("filter", "filter_by", "exclude", "objects", "query", "where", "select_related",
@@ -58,6 +59,10 @@ class DbLocks(ModuleBase):
             return None
         method = func.attr.value
         if method in ("select_for_update", "with_for_update"):
+            outer = self._outermost(call)
+            if method == "select_for_update" and isinstance(outer, cst.Call) and \
+                    isinstance(outer.func, cst.Attribute) and outer.func.attr.value == "delete":
+                return None  # Django's QuerySet.delete() drops the FOR UPDATE
             return self._row_lock(call, unit, self._chain_model(func.value),
                                   argument(call, "nowait", None), argument(call, "skip_locked", None))
         if method == "update" and self._is_query(func.value) and self._decides(call):
@@ -65,6 +70,11 @@ class DbLocks(ModuleBase):
         if method in ("create", "get_or_create") and self._is_query(func.value) and \
                 self._stopped_by_integrity_error(call):
             return self._unique_row(call, unit, calls, self._chain_model(func.value))
+        if method == "save" and self.eval.truthy(argument(call, "force_insert", None)) and \
+                self._stopped_by_integrity_error(call):  # row = Lock(name=...); row.save(...)
+            steps = self._steps(func.value)
+            model = next((s for s in steps if s[:1].isupper()), steps[0] if steps else "?")
+            return self._unique_row(call, unit, calls, model)
         return None
 
     def _sql_db_lock(self, call: cst.Call, sql: str, unit: Unit, calls):
