@@ -35,11 +35,11 @@ def main() -> int:
         by_span: dict = {}
         for job in project.jobs:
             for lock in job.all_locks:
-                by_span.setdefault(lock.span, (lock, set()))[1].add(job.id)
+                by_span.setdefault((lock.span, lock.taken_from), (lock, set()))[1].add(job.id)
         for lock in project.code_locks:
-            by_span.setdefault(lock.span, (lock, set()))
+            by_span.setdefault((lock.span, lock.taken_from), (lock, set()))
         print(f"== {tree}: {len(project.jobs)} jobs, {len(by_span)} locks")
-        for span, (lock, jobs) in sorted(by_span.items(), key=lambda kv: kv[0]):
+        for (span, _), (lock, jobs) in sorted(by_span.items(), key=lambda kv: kv[0][0]):
             where = lock.key or lock.path or ""
             print(f"  {span.path}:{span.line}  {lock.kind} ({lock.scope}) {ttl_text(lock.ttl_seconds)}"
                   f"  {where!r}  release={lock.release}  jobs={','.join(sorted(jobs)) or '-'}")

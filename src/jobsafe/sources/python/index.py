@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ...errors import InternalError, raise_internal_errors
-from ...model import CodeFact, Lock, ParseError, Progress
+from ...model import CodeFact, Lock, ParseError, Progress, Span
 from ...suppress import may_hold_suppressions
 from . import prefilter
 from .facts import MAIN, MODULE, ONCE_UNITS, ModuleFacts, Unit
@@ -135,7 +135,7 @@ class PythonIndex:
         only other modules can type is confirmed (or dropped, with the hazards about it).
         ``used``: a site the caller reaches takes this unit's escaping locks."""
         where = Where(rel, unit.name)
-        locks = {}
+        locks: dict[tuple[Span, Span | None], Lock] = {}
         abstraction = used or (rel, unit.name) in self.abstractions
         for lock in unit.locks:
             symbols = unit.lock_symbols.get(lock.span)
@@ -143,9 +143,9 @@ class PythonIndex:
                 continue  # a template: each use of it takes it (below, in its callers)
             confirmed = self.semantics.lock(lock, symbols, where)
             if confirmed is not None:
-                locks[lock.span] = confirmed
-        facts = [f if f.lock is None else replace(f, lock=locks[f.lock.span])
-                 for f in unit.facts if f.lock is None or f.lock.span in locks]
+                locks[lock.span, None] = confirmed
+        facts = [f if f.lock is None else replace(f, lock=locks[f.lock.span, None])
+                 for f in unit.facts if f.lock is None or (f.lock.span, None) in locks]
         started = {f.span for f in facts if f.kind.endswith("scheduler-start")}
         facts += [fact for site in unit.callsites if site.span not in started
                   for fact in self._scheduler_start(site, unit, where)]
@@ -153,7 +153,8 @@ class PythonIndex:
             facts = [f for f in facts if f.kind != "scheduler-start"]
         spawn = self.module(rel)
         for site in unit.callsites:
-            if spawn is None or not self.may_take(site, unit, spawn):
+            if spawn is None or _runs_entry_function(site, unit, spawn) or \
+                    not self.may_take(site, unit, spawn):
                 continue
             taken, hazards = self.semantics.at_use(site, where, unit.retries,
                                                    bool(spawn.spawn_context))
@@ -162,8 +163,8 @@ class PythonIndex:
                         not any(lock.holds(line) for line in unit.yield_lines)]
                 hazards = [f for f in hazards if f.lock is None or f.lock in kept]
                 taken = kept
-            for lock in taken:
-                locks.setdefault(lock.span, lock)
+            for lock in taken:  # (two locks one call takes are two: keyed by their origin)
+                locks.setdefault((lock.span, lock.taken_from), lock)
             facts += hazards
         return list(locks.values()), facts
 
@@ -325,7 +326,9 @@ class PythonIndex:
         for facts, unit in units:
             rel = self.rel_of(facts)
             for site in entered_sites(unit, "with"):
-                if (calls or site.use != "call") and self.may_take(site, unit, facts):
+                if (calls or site.use != "call") and \
+                        not _runs_entry_function(site, unit, facts) and \
+                        self.may_take(site, unit, facts):
                     used.update((r, name) for r, name, _ in self.semantics.users_of(
                         site.callee, site.use, Where(rel, unit.name)))
         return used
@@ -647,3 +650,12 @@ def _hands_back_lock(unit: Unit) -> bool:
     return any(unit.lock_symbols.get(lock.span) is not None and
                unit.lock_symbols[lock.span].escapes and lock.scope != "process"
                for lock in unit.locks)
+
+
+def _runs_entry_function(site: CallSite, unit: Unit, facts: ModuleFacts) -> bool:
+    """``main()`` in the ``if __name__ == "__main__":`` block: the script's own entry
+    function, whose locks are reported where it takes them (held until the process
+    exits, not taken again at this call)."""
+    callee = site.callee
+    return unit.name == MAIN and site.use == "call" and isinstance(callee, Call) and \
+        isinstance(callee.func, Global) and callee.func.name in facts.units

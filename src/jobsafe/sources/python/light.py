@@ -13,7 +13,7 @@ import ast
 import builtins
 
 from .facts import ClassInfo, ModuleFacts
-from .symbols import UNKNOWN, Attr, BinOp, Call, Const, Global, Imported, Value
+from .symbols import TYPING_WORDS, UNKNOWN, Attr, BinOp, Call, Const, Global, Imported, Value
 
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
               ast.Mod: "%", ast.BitOr: "|", ast.BitAnd: "&"}
@@ -55,9 +55,13 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
                 isinstance(node.targets[0], ast.Name):
             facts.bindings[node.targets[0].id] = reader.value(node.value)
-        elif isinstance(node, ast.AnnAssign) and node.value is not None and \
-                isinstance(node.target, ast.Name):
-            facts.bindings[node.target.id] = reader.value(node.value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared = _optional_class(node.annotation) if node.value is None or (
+                isinstance(node.value, ast.Constant) and node.value.value is None) else None
+            if declared is not None:  # manager: Manager | None = None (see module.py)
+                facts.bindings[node.target.id] = Call(reader.value(declared))
+            elif node.value is not None:
+                facts.bindings[node.target.id] = reader.value(node.value)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             facts.function_calls[node.name] = _called(node)
         elif isinstance(node, ast.ClassDef):
@@ -72,6 +76,21 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
                         (reader.value(stmt.value), ""))
             facts.classes[node.name] = info
     return facts
+
+
+def _optional_class(annotation: ast.expr) -> ast.expr | None:
+    """``syntax.optional_class`` over ``ast``: the class an annotation names, if optional."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        kept = [side for side in (annotation.left, annotation.right)
+                if not (isinstance(side, ast.Constant) and side.value is None)]
+        return _optional_class(kept[0]) if len(kept) == 1 else None
+    if isinstance(annotation, ast.Subscript) and ast.unparse(annotation.value).rsplit(
+            ".", 1)[-1] == "Optional":
+        return _optional_class(annotation.slice)
+    if not isinstance(annotation, (ast.Name, ast.Attribute)):
+        return None
+    name = annotation.id if isinstance(annotation, ast.Name) else annotation.attr
+    return annotation if name[:1].isupper() and name not in TYPING_WORDS else None
 
 
 def _called(function: ast.AST) -> frozenset[str]:

@@ -24,8 +24,8 @@ from .hazards_model import derive
 from .idempotency import KeyFlow, helper_origins, key_facts
 from .schedulers import scheduled_calls
 from .symbolize import parameters
-from .symbols import BinOp, Either
-from .syntax import contains, is_main_guard, walk
+from .symbols import BinOp, Call, Either
+from .syntax import contains, is_main_guard, optional_class, walk
 from .uses import UseSites
 from .values import argument
 
@@ -236,6 +236,9 @@ class _ModuleAnalyser(UseSites):
             for target, value in _assignments(stmt):
                 if isinstance(target, cst.Name):
                     self.facts.bindings[target.value] = self.sym.value(value, module_unit)
+            declared = _declared_instance(stmt)
+            if declared is not None:  # manager: Manager | None = None, set by code later
+                self.facts.bindings[declared[0]] = Call(self.sym.value(declared[1], module_unit))
         classes = {node.name.value: node for node in self.order if type(node) is cst.ClassDef}
         for name, node in classes.items():
             info = self.facts.classes.get(name)
@@ -423,6 +426,19 @@ def _assignments(stmt) -> list[tuple[cst.BaseAssignTargetExpression, cst.BaseExp
         elif isinstance(small, cst.AnnAssign) and small.value is not None:
             out.append((small.target, small.value))
     return out
+
+
+def _declared_instance(stmt) -> tuple[str, cst.BaseExpression] | None:
+    """(name, class) of a module name annotated with a class and not yet set (``manager:
+    Manager | None = None``, ``client: Optional[Redis]``): code assigns it later (``global
+    manager; manager = self``), and what it holds then is an instance of that class."""
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and stmt.body else None
+    if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name) or not (
+            small.value is None or (isinstance(small.value, cst.Name) and
+                                    small.value.value == "None")):
+        return None
+    cls = optional_class(small.annotation.annotation)
+    return (small.target.value, cls) if cls is not None else None
 
 
 #: the node types each pass over the whole module looks at (libcst's concrete node classes

@@ -291,6 +291,8 @@ class Semantics:
             return self.kind(found[0], found[1], depth + 1) if found else UNKNOWN_KIND
         if isinstance(value, Param):
             found = self.argument(value, where)
+            if found is None and value.name == "cls" and "." in where.unit:
+                return f"class:{where.rel}:{where.unit.rsplit('.', 1)[0]}"  # a classmethod's
             return self.kind(found[0], found[1], depth + 1) if found else UNKNOWN_KIND
         if isinstance(value, SelfRef):
             return f"instance:{where.rel}:{value.cls}"
@@ -500,7 +502,14 @@ class Semantics:
 
     def _attribute(self, base: str, name: str, depth: int) -> str:
         if base.startswith("module:"):
-            return self._global(base[len("module:"):], name, depth + 1)
+            rel = base[len("module:"):]
+            kind = self._global(rel, name, depth + 1)
+            if kind == UNKNOWN_KIND and rel.endswith("__init__.py"):  # pkg.sub, imported
+                folder = rel[:-len("__init__.py")]
+                sub = next((f for f in (f"{folder}{name}.py", f"{folder}{name}/__init__.py")
+                            if f in self.index.files), None)
+                return f"module:{sub}" if sub is not None else kind
+            return kind
         if base.startswith("lib:"):
             dotted = f"{base[len('lib:'):]}.{name}"
             return apis.LIBRARY_OBJECTS.get(dotted, f"lib:{dotted}")
@@ -534,7 +543,7 @@ class Semantics:
             return self._returns(rel, name, call, where, depth)
         if func.startswith("method:"):
             receiver, _, method = func[len("method:"):].rpartition(".")
-            if receiver.startswith("instance:"):
+            if receiver.startswith(("instance:", "class:")):  # (a classmethod: Lock.open())
                 _, rel, cls = receiver.split(":", 2)
                 found = self.class_method(rel, cls, method)
                 return self._returns(found[0], found[1], call, where, depth) if found else \

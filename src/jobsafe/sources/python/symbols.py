@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from .hazards_model import Observations
 
 
+#: annotations that name no class of the code (``Any``, ``Callable[...]``)
+TYPING_WORDS = frozenset({"Any", "Callable", "ClassVar", "Final", "Type", "Union", "Literal"})
+
+
 @dataclass(frozen=True)
 class Const:
     """A literal, or arithmetic of literals, as Python would evaluate it."""

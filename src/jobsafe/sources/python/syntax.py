@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .symbols import TYPING_WORDS
+
 
 def is_main_guard(node: cst.If) -> bool:
     test = node.test
@@ -17,6 +19,23 @@ def dotted(node) -> str:
     if isinstance(node, cst.Attribute):
         return f"{dotted(node.value)}.{node.attr.value}"
     return node.value if isinstance(node, cst.Name) else ""
+
+
+def optional_class(annotation: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The class an annotation names, possibly optional (``Redis``, ``Redis | None``,
+    ``Optional[redis.Redis]``); None for builtins, typing constructs and the rest."""
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator,
+                                                                   cst.BitOr):
+        sides = [annotation.left, annotation.right]
+        kept = [side for side in sides if not (isinstance(side, cst.Name) and
+                                               side.value == "None")]
+        return optional_class(kept[0]) if len(kept) == 1 else None
+    if isinstance(annotation, cst.Subscript) and dotted(annotation.value).rsplit(".", 1)[-1] \
+            == "Optional" and len(annotation.slice) == 1 and \
+            isinstance(annotation.slice[0].slice, cst.Index):
+        return optional_class(annotation.slice[0].slice.value)
+    name = dotted(annotation).rsplit(".", 1)[-1]
+    return annotation if name[:1].isupper() and name not in TYPING_WORDS else None
 
 
 class ParentMap:

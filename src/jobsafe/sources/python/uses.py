@@ -61,6 +61,9 @@ class UseSites(LockCalls, Hazards):
         if handle and lock.release in ("process-exit", "none"):
             if handle in unit.params:
                 return True  # the caller's file object: the caller holds the lock
+            if handle.startswith("self.") and unit.params[:1] == ("self",) and \
+                    lock.scope != "process":
+                return True  # the instance's file (FileLock.exclusive()): its user holds it
             if any(type(n) is cst.Return and n.value is not None and
                    self.code(n.value) == handle for n in nodes):
                 return True  # the handle is handed back
