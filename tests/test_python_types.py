@@ -56,6 +56,8 @@ SPELLINGS = {
                     "    g.exclusive()"),
     "classmethod factory": ("from app.guard import FileGuard", "pass",
                             "g = FileGuard.open('/var/lock/sync.lock')\n    g.exclusive()"),
+    "chained": ("from app.guard import FileGuard", "pass",
+                "FileGuard.open('/var/lock/sync.lock').exclusive()"),
     "annotated global": ("from app import state", "state.init()", "state.guard.exclusive()"),
     "package attribute": ("import app", "app.state.init()", "app.state.guard.exclusive()"),
 }
@@ -99,3 +101,62 @@ def test_an_annotation_that_names_no_lock_class_gives_no_lock(tmp_path, declarat
     [job] = analysis.project.jobs
     assert not list(job.all_locks)
     assert [f.rule for f in analysis.findings] == ["JOB101"]
+
+
+INSTANCE = '''import fcntl
+
+
+class Instance:
+    def __init__(self, path, flock=False, dry_run=False):
+        self.path = path
+        if flock:
+            self.serialise()
+        if not dry_run:
+            self.serialise()
+
+    def serialise(self):
+        self.fh = open(self.path + ".flock", "w")
+        fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+'''
+
+
+@pytest.mark.parametrize("arguments, taken", [
+    ("flock=True, dry_run=True", 1),   # the first branch runs
+    ("dry_run=True", 0),               # flock defaults to False: neither runs
+    ("True, True", 1),                 # positionally
+    ("flock=False", 1),                # dry_run defaults to False: the second runs
+    ("flock=options.flock, dry_run=True", 1),  # not known: it may
+])
+def test_a_branch_on_a_parameter_runs_as_the_call_says(tmp_path, arguments, taken):
+    files = {
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "", "app/instance.py": INSTANCE,
+        "jobs/sync.py": JOB.format(imports="import sys\nfrom app.instance import Instance",
+                                   setup="options = sys.argv",
+                                   use=f"Instance('/var/lock/sync', {arguments})"),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    [job] = run_analysis(tmp_path).project.jobs
+    assert len({lock.span for lock in job.all_locks}) == (1 if taken else 0)
+
+
+@pytest.mark.parametrize("package, taken", [(False, 1), (True, 0)])
+def test_a_script_imports_its_neighbours(tmp_path, package, taken):
+    """A folder of scripts (no ``__init__.py``) runs with itself on ``sys.path``: ``from
+    guard import FileGuard`` is the file beside it. In a package it would be a top-level
+    module of that name, which the tree does not have."""
+    files = {
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/common/sync.py\n",
+        "common/guard.py": GUARD,
+        "common/sync.py": JOB.format(imports="from guard import FileGuard", setup="pass",
+                                     use="FileGuard.open('/var/lock/sync.lock').exclusive()"),
+    }
+    if package:
+        files["common/__init__.py"] = ""
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    [job] = run_analysis(tmp_path).project.jobs
+    assert [lock.span.path for lock in job.all_locks] == ["common/sync.py"] * taken

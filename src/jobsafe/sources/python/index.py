@@ -107,7 +107,8 @@ class PythonIndex:
         #: (module, function) -> whether only code that runs once calls it
         self._once: dict[tuple[str, str], bool] = {}
         packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
-        self._packages = packages
+        #: folders with an ``__init__.py``
+        self.packages = packages
         for rel in files:  # certbot/src/certbot/x.py is imported as certbot.x
             name = _import_name(rel, packages)
             if name is None and "/src/" in rel:  # namespace packages: below the src folder
@@ -368,7 +369,7 @@ class PythonIndex:
             module = rel[:-len(".py")] if rel.endswith(".py") else rel
             if not dotted.endswith(".__init__"):
                 module = module.removesuffix("/__init__")  # the package itself
-            if module.endswith(as_path) and module[:-len(as_path)] not in self._packages:
+            if module.endswith(as_path) and module[:-len(as_path)] not in self.packages:
                 owners.add(rel)
         return owners.pop() if len(owners) == 1 else None
 

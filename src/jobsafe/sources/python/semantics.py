@@ -268,7 +268,19 @@ class Semantics:
                 if target is not None:
                     self._resolved[dotted] = (target, ".".join(parts[cut:]))
                     break
-        return self._resolved[dotted]
+        return self._resolved[dotted] or self._sibling(rel, dotted)
+
+    def _sibling(self, rel: str, dotted: str) -> tuple[str, str] | None:
+        """A module beside the importer, when the importer's folder is no package: it runs
+        (or is imported) with that folder on ``sys.path``, which puts its neighbours first
+        (``from applicationinstance import ApplicationInstance`` in ``common/``)."""
+        folder = posixpath.dirname(rel)
+        if not folder or folder in self.index.packages:
+            return None
+        head, _, rest = dotted.partition(".")
+        module = next((m for m in (f"{folder}/{head}.py", f"{folder}/{head}/__init__.py")
+                       if m in self.index.files), None)
+        return (module, rest) if module is not None and module != rel else None
 
     # -- kinds
     def kind(self, value: Value, where: Where, depth: int = 0) -> str:
@@ -1065,6 +1077,8 @@ class Semantics:
                 unit = self.units_of(rel)[name]
                 inner = Where(rel, name, env)
                 for inner_site in entered_sites(unit, site.use):
+                    if not self._may_run(inner_site, inner):
+                        continue  # under ``if flock:``, called with flock=False
                     # the function returns what the acquisition answered: the caller checks
                     handed_back = inner_site.use in ("call", "acquire") and \
                         inner_site.call is not None and inner_site.call in unit.returns
@@ -1099,6 +1113,16 @@ class Semantics:
                             if lock.try_lock and handed_back and _answers(lock, inner_site)
                             else lock.result_checked))
         return found
+
+    def _may_run(self, site: CallSite, inner: Where) -> bool:
+        """Whether a site of a function followed from a call runs for that call: not when
+        the parameter an ``if`` around it tests is known to have the other value there."""
+        if site.when is None or inner.env is None:
+            return True
+        param, negated = site.when
+        found = self.argument(param, inner)  # what the call gives it, else its default
+        value = self.constant(found[0], found[1]) if found is not None else None
+        return value is None or bool(value.value) != negated
 
     def _caller_lets_go(self, lock: Lock, symbols: LockSymbols, site: CallSite, inner: Where,
                         caller: Where) -> tuple[Release, Span | None, int] | None:

@@ -165,6 +165,9 @@ class CallSite:
     arg_origins: tuple[tuple[str, str, "Span"], ...] = ()
     #: the caller's file objects passed in (a helper may lock them)
     files: tuple["PassedFile", ...] = ()
+    #: a parameter the site runs under (``if flock: self.lock()``), and whether its
+    #: value must be false for that (``if not dry_run:``)
+    when: tuple[Param, bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -230,9 +233,9 @@ def executed_sql(call: "Call") -> "Param | None":
 def project_candidate(func: Value) -> bool:
     """A call that may reach the project's code (a library's own functions are judged by
     their recognisers): a name of this module, an import, a local or parameter, or a
-    method of one of those."""
-    while isinstance(func, (Attr, Item)):
-        func = func.base
+    method of one of those, or of what a call of one returns (``Lock.open(p).take()``)."""
+    while isinstance(func, (Attr, Item, Call)):
+        func = func.func if isinstance(func, Call) else func.base
     return isinstance(func, (Global, Imported, Local, Param, SelfRef)) and not (
         isinstance(func, Imported) and func.dotted.startswith("builtins."))
 

@@ -18,7 +18,7 @@ from ...model import Lock, Release, Span
 from .hazards import Hazards
 from .idempotency import KeyFlow, argument_origins
 from .lock_calls import LockCalls
-from .symbols import UNKNOWN, Call, CallSite, LockSymbols, PassedFile, project_candidate
+from .symbols import UNKNOWN, Call, CallSite, LockSymbols, Param, PassedFile, project_candidate
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -149,4 +149,20 @@ class UseSites(LockCalls, Hazards):
             arg_origins=origins, files=files,
             result_used=result_used if result_used is not None else
             not called or self._result_checked(node),
-            silenced=called and self._silently_caught(node)))
+            silenced=called and self._silently_caught(node), when=self._run_when(node, unit)))
+
+    def _run_when(self, node, unit: Unit) -> tuple[Param, bool] | None:
+        """The parameter of the unit an ``if`` around the site tests (``if flock:``)."""
+        child = node
+        for parent in self.parents(node):
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return None
+            if isinstance(parent, cst.If) and child is parent.body:
+                test, negated = parent.test, False
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, True
+                if isinstance(test, cst.Name) and test.value in unit.params:
+                    return Param(test.value), negated
+                return None
+            child = parent
+        return None
