@@ -160,3 +160,50 @@ def test_a_script_imports_its_neighbours(tmp_path, package, taken):
         (tmp_path / rel).write_text(text)
     [job] = run_analysis(tmp_path).project.jobs
     assert [lock.span.path for lock in job.all_locks] == ["common/sync.py"] * taken
+
+
+LOCK_DIR = '''import fcntl
+import os
+from contextlib import contextmanager
+
+
+def _take_any(fds):
+    for fd in fds:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            pass
+    return False
+
+
+@contextmanager
+def lock_dir(directory, limit=2):
+    fds = [os.open(f"{directory}/.lock-{i}", os.O_WRONLY | os.O_CREAT) for i in range(limit)]
+    try:
+        while not _take_any(fds):
+            pass
+        yield True
+    finally:
+        for fd in fds:
+            os.close(fd)
+'''
+
+
+def test_a_helper_locking_one_of_the_callers_files_is_held_by_the_caller(tmp_path):
+    """swift's lock_path: the flock is taken on one of the file descriptors the manager
+    opened and handed to a helper; the manager holds it while it yields."""
+    files = {
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "", "app/locking.py": LOCK_DIR,
+        "jobs/sync.py": JOB.format(imports="from app.locking import lock_dir", setup="pass",
+                                   use="with lock_dir('/var/lock/sync'):\n        pass"),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    analysis = run_analysis(tmp_path)
+    [job] = analysis.project.jobs
+    assert [(lock.kind, lock.span.path, lock.release) for lock in job.all_locks] == [
+        ("flock", "jobs/sync.py", "with")]
+    assert not [f for f in analysis.findings if f.rule == "JOB101"]

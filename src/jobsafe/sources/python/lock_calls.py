@@ -381,7 +381,9 @@ class LockCalls(DbLocks):
     def _key_lock(self, call, method, receiver, unit, calls):
         """Redis ``SET NX``/``SETNX`` and Django ``cache.add``: a key whose existence locks."""
         pending: dict = {}
-        if method == "set":
+        watched = method == "set" and self._watched(receiver, argument(call, "name", 0), call,
+                                                    calls)
+        if method == "set" and not watched:
             nx = argument(call, "nx", None)
             if nx is None or self.eval.falsy(nx):
                 return None
@@ -399,13 +401,14 @@ class LockCalls(DbLocks):
         redis = kind == "redis"
         if method == "add" and redis:
             return None
+        ex_at = 2 if method == "set" else None  # redis: set(name, value, ex=None, px=None, ...)
         key_node = argument(call, "key", 0) or argument(call, "name", 0)
         key = self.eval.string(key_node) or (self.code(key_node) if key_node is not None else "?")
         if key_node is not None:
             self.lock_keys[id(call)] = key_node
         ttl = None
         if redis:
-            ex, px = argument(call, "ex", None), argument(call, "px", None)
+            ex, px = argument(call, "ex", ex_at), argument(call, "px", None)
             if ex is not None:
                 ttl = self.eval.number(ex)
                 ttl = UNKNOWN_TTL if ttl is None and not self.eval.is_none(ex) else ttl
@@ -434,8 +437,8 @@ class LockCalls(DbLocks):
         elif argument(call, "px", None) is not None:
             slot = self._argument_slot(call, "px", None, 0.001)
         else:  # (a TTL a later expire() sets is not this call's to change)
-            slot = self._argument_slot(call, "ex", None) if ttl is None or \
-                argument(call, "ex", None) is not None else None
+            slot = self._argument_slot(call, "ex", ex_at) if ttl is None or \
+                argument(call, "ex", ex_at) is not None else None
         lock = Lock(kind="redis-key" if redis else "cache-key", scope="cluster",
                     span=self.span(call), key=key, ttl_seconds=ttl, stale_handling="ttl",
                     blocking=False, api=api, try_lock=True,
@@ -444,6 +447,18 @@ class LockCalls(DbLocks):
                     function=unit.name, ttl_slot=slot)
         self._symbols(unit, lock, call, api, **pending)
         return lock, call, None
+
+    def _watched(self, receiver, key_node, call, calls) -> bool:
+        """A pipeline that watched the key before setting it (``pipe.watch(k)``, read,
+        ``pipe.multi()``, ``pipe.set(k, ...)``, ``pipe.execute()``): the transaction fails
+        when another client set the key meanwhile — Redis's optimistic check-and-set, a
+        lock on the key as sure as ``SET NX``."""
+        if key_node is None:
+            return False
+        text = self.code(receiver)
+        return any(self.line(c) < self.line(call) and isinstance(c.func, cst.Attribute) and
+                   c.func.attr.value == "watch" and self.code(c.func.value) == text and
+                   any(self._same_key(a.value, key_node) for a in c.args) for c in calls)
 
     def _following_expire(self, receiver, key_node, call, calls) -> float | None:
         receiver_text = self.code(receiver)

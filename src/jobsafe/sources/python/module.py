@@ -279,6 +279,11 @@ class _ModuleAnalyser(UseSites):
                             if cls is not None:
                                 cls.attrs.setdefault(target.attr.value, []).append(
                                     (self.sym.value(node.value, unit), unit.name))
+                elif kind is cst.WithItem and node.asname is not None and \
+                        isinstance(node.asname.name, cst.Name):
+                    # with r.pipeline() as pipe: what __enter__ returns, itself for most
+                    assigned.setdefault(node.asname.name.value, []).append(
+                        self.sym.value(node.item, unit))
                 elif kind is cst.AugAssign and isinstance(node.target, cst.Name) and \
                         node.target.value in assigned and type(node.operator) in _AUG_OPS:
                     # flags |= LOCK_NB: the value after it; under an if, either value

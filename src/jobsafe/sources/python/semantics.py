@@ -839,7 +839,8 @@ class Semantics:
             key = self.string(call.arg("key", 0) or call.arg("name", 0), at)
             ttl = lock.ttl_seconds
             if symbols.api.startswith("redis."):
-                ex, px = call.arg("ex", None), call.arg("px", None)
+                ex = call.arg("ex", 2 if symbols.api == "redis.set" else None)
+                px = call.arg("px", None)
                 ttl = self._ttl(ex, 1.0, at, ttl) if ex is not None else \
                     self._ttl(px, 0.001, at, ttl) if px is not None else ttl
             else:

@@ -59,14 +59,24 @@ class UseSites(LockCalls, Hazards):
                 self._returned(at, nodes):
             return True  # "did I get it": the caller holds the key, and deletes it
         if handle and lock.release in ("process-exit", "none"):
-            if handle in unit.params:
-                return True  # the caller's file object: the caller holds the lock
+            if handle in unit.params or self._iterated_param(at, handle, unit):
+                return True  # the caller's file object(s): the caller holds the lock
             if handle.startswith("self.") and unit.params[:1] == ("self",) and \
                     lock.scope != "process":
                 return True  # the instance's file (FileLock.exclusive()): its user holds it
             if any(type(n) is cst.Return and n.value is not None and
                    self.code(n.value) == handle for n in nodes):
                 return True  # the handle is handed back
+        return False
+
+    def _iterated_param(self, at, handle: str, unit: Unit) -> bool:
+        """``for fd in fds:`` around ``at``, ``fds`` a parameter: one of the caller's files."""
+        for parent in self.parents(at):
+            if isinstance(parent, cst.FunctionDef):
+                return False
+            if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) and \
+                    parent.target.value == handle and isinstance(parent.iter, cst.Name):
+                return parent.iter.value in unit.params
         return False
 
     def _wrapper_of(self, unit: Unit) -> str | None:
