@@ -63,3 +63,54 @@ def test_redis_set_locks(tmp_path, body, expected):
     (tmp_path / "jobs/sync.py").write_text(JOB.format(body=body))
     [job] = run_analysis(tmp_path).project.jobs
     assert [(lock.kind, lock.ttl_seconds) for lock in job.all_locks] == expected
+
+
+DJANGO_JOB = '''from django.db import connection, transaction
+from psycopg2.sql import SQL, Identifier
+
+from app.models import Task
+
+
+def main():
+    with transaction.atomic():
+{body}
+    print("working")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+CLAIM_SQL = '"UPDATE app_task SET owner = %s WHERE id IN (SELECT id FROM app_task ' \
+    'WHERE owner IS NULL LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id"'
+
+
+@pytest.mark.parametrize("body, expected", [
+    # psycopg2's composed SQL: the template, its placeholders filled with what they quote
+    ('        connection.cursor().execute(SQL("LOCK {} IN EXCLUSIVE MODE NOWAIT").format(\n'
+     '            Identifier("app_task")))', [("db-row-lock", "app_task")]),
+    ('        connection.cursor().execute("LOCK {} IN EXCLUSIVE MODE".format("app_task"))',
+     [("db-row-lock", "app_task")]),
+    ('        connection.cursor().execute(SQL("SELECT * FROM {}").format(Identifier("t")))', []),
+    # a claim in SQL held by a local name, run by Django's Manager.raw
+    (f'        query = {CLAIM_SQL}\n        rows = list(Task.objects.raw(query, ["me"]))\n'
+     '        if not rows:\n            return', [("db-claim", "app_task")]),
+    (f'        query = {CLAIM_SQL}\n        cur = connection.cursor()\n'
+     '        cur.execute(query, ["me"])\n        if not cur.fetchall():\n            return',
+     [("db-claim", "app_task")]),
+    # an update that clears the owner, its count checked: the release, not a claim
+    ('        rows = Task.objects.filter(pk=1, owner="me").update(owner=None)\n'
+     '        if rows != 1:\n            raise RuntimeError("lost the claim")', []),
+])
+def test_database_lock_spellings(tmp_path, body, expected):
+    files = {
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "", "app/models.py": "from django.db import models\n\n\n"
+        "class Task(models.Model):\n    owner = models.CharField(max_length=50, null=True)\n",
+        "jobs/sync.py": DJANGO_JOB.format(body=body),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    [job] = run_analysis(tmp_path).project.jobs
+    assert [(lock.kind, lock.key) for lock in job.all_locks] == expected

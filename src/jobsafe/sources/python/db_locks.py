@@ -65,7 +65,8 @@ class DbLocks(ModuleBase):
                 return None  # Django's QuerySet.delete() drops the FOR UPDATE
             return self._row_lock(call, unit, self._chain_model(func.value),
                                   argument(call, "nowait", None), argument(call, "skip_locked", None))
-        if method == "update" and self._is_query(func.value) and self._decides(call):
+        if method == "update" and self._is_query(func.value) and self._decides(call) and \
+                not _clears_only(call):
             return self._claim(call, unit, calls, self._chain_model(func.value))
         if method in ("create", "get_or_create") and self._is_query(func.value) and \
                 self._stopped_by_integrity_error(call):
@@ -371,3 +372,11 @@ def _in_test(statement, call) -> bool:
 def _table(sql: str) -> str:
     m = re.search(r"\b(?:from|update|table|lock)\s+\"?(\w+)", sql, re.I)
     return m.group(1) if m else "?"
+
+
+def _clears_only(call: cst.Call) -> bool:
+    """An update that only sets columns to None (``.update(app_lock=None)``): a release of
+    what a claim set, checked by its count, not a claim."""
+    values = [a.value for a in call.args if a.keyword is not None]
+    return bool(values) and len(values) == len(call.args) and all(
+        isinstance(v, cst.Name) and v.value == "None" for v in values)

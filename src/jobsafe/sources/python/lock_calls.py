@@ -487,8 +487,20 @@ class LockCalls(DbLocks):
         return None
 
     def _sql_text(self, node) -> str | None:
-        """The SQL an argument carries: a string, ``text("...")``, ``select(func.…)``."""
+        """The SQL an argument carries: a string, ``text("...")``, ``select(func.…)``, a
+        template filled by ``format`` (psycopg2's ``SQL("LOCK {}").format(Identifier(t))``)."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                node.func.attr.value == "format":
+            template = self._sql_text(node.func.value)
+            words = [re.sub(r"\W+", "_", self.code(_wrapped(a.value))).strip("_") or "_"
+                     for a in node.args if a.keyword is None and not a.star]
+            filled = iter(words)
+            return re.sub(r"\{\d*\}", lambda _: next(filled, "_"), template) \
+                if template else None
         sql = self.eval.string(node)
+        if sql is None and isinstance(node, cst.Name):  # query = """...""" above, in the function
+            bound = self._local_chain(node)
+            sql = self.eval.string(bound) if bound is not None else None
         if sql is None and isinstance(node, cst.Call) and node.args:
             sql = self.eval.string(node.args[0].value)  # execute(text("..."))
         return sql if sql is not None else self._sql_function(node)
@@ -1015,3 +1027,8 @@ def _writes_pid(statement_code: str) -> bool:
 
 def _negated(test) -> bool:
     return isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+
+
+def _wrapped(node):
+    """``t`` of ``Identifier(t)``: the value a composed-SQL wrapper quotes."""
+    return node.args[0].value if isinstance(node, cst.Call) and node.args else node

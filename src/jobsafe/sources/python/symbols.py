@@ -185,7 +185,7 @@ PATH_HELPER = "path-helper"
 #: the API of SQL text handed to a project helper that may execute it (``run(cur, SQL)``)
 SQL_HELPER = "sql-helper"
 #: methods that run SQL text (``execute_sql``: peewee)
-SQL_EXECUTES = ("execute", "exec_driver_sql", "execute_sql")
+SQL_EXECUTES = ("execute", "exec_driver_sql", "execute_sql", "raw")  # Manager.raw(sql)
 
 
 @dataclass
