@@ -68,8 +68,11 @@ def derive(acquisitions: list[tuple[Lock, Observations]], retries: Retries,
             if exit_.hard or (lock.release == "plain" and lock.release_span is not None
                               and exit_.span.line < lock.release_span.line):
                 add("exit-in-scope", exit_.span, exit_.what, lock)
-        for span in obs.yields:
-            add("yield-in-scope", span, f"{lock.kind} lock", lock)
+        if obs.yields:  # one finding per lock scope, at its first yield
+            more = len(obs.yields) - 1
+            add("yield-in-scope", min(obs.yields, key=lambda s: (s.line, s.column)),
+                f"{lock.kind} lock" + (f" ({more} more yield{'s' if more > 1 else ''} in "
+                                       "its scope)" if more else ""), lock)
         if lock.stale_handling == "kernel" and lock.scope == "host":
             for span, what in obs.forks:
                 if spawn_context and what.endswith("with the fork start method"):
