@@ -80,7 +80,7 @@ class ExistsCheckLock(Rule):
                     message("lock file {path} is tested, then created in a separate step: two "
                             "runs can both see it absent and both proceed", path=lock.path or ""),
                     (lock, job), job_id(job),
-                    [Related(lock.span, "created here"), *related_job(job)])
+                    [Related(lock.taken_from or lock.span, "created here"), *related_job(job)])
 
 
 class StaleLockUnhandled(Rule):

@@ -5,6 +5,7 @@ Keyed by qualified name as libcst's QualifiedNameProvider reports it, so
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ...model import LockKind, LockScope, StaleHandling
@@ -269,3 +270,6 @@ def object_lock_api(name: str) -> LockApi | None:
     if name == "huey.lock_task":
         return huey_lock("cluster")
     return LOCK_CONSTRUCTORS.get(name)
+
+#: a path whose name calls it a lock (a file only its name says is one)
+LOCKISH_PATH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")

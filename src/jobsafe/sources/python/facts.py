@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...model import CodeFact, Lock, ParseError, Span
+from ...model import CodeFact, Lock, ParseError, Span, StaleHandling
 from .hazards_model import Retries
 from .symbols import CallSite, LockSymbols, Value
 
@@ -25,6 +25,8 @@ class PathEffects:
     creates: dict[str, bool]  # path -> atomic creation
     removes: set[str]
     writes_pid: set[str]
+    #: how the module the function is written in deals with a file left by a dead process
+    stale: StaleHandling = "none"
 
 
 @dataclass

@@ -167,6 +167,8 @@ class PythonIndex:
             for lock in taken:  # (two locks one call takes are two: keyed by their origin)
                 locks.setdefault((lock.span, lock.taken_from), lock)
             facts += hazards
+        for lock in self.semantics.driven_protocols(unit, where):
+            locks.setdefault((lock.span, None), lock)
         return list(locks.values()), facts
 
     def called_once(self, rel: str, name: str, depth: int = 0) -> bool:

@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from .facts import Unit
 
 PATH_CREATORS = frozenset({"builtins.open", "io.open", "os.open", "os.mkdir"})
-_LOCKISH = re.compile(r"(?i)lock|lck|pid|running|mutex|busy|semaphore")
 
 
 _NO_EFFECTS = PathEffects(set(), {}, set(), set())
@@ -671,7 +670,8 @@ class LockCalls(DbLocks):
         if unit.name not in (MODULE, MAIN):  # what it does to lock paths, for other modules
             own = self._path_effects(unit.name, ("self", unit.name.split(".")[0])
                                      if "." in unit.name else None)
-            unit.path_effects = own if own.tests or own.creates or own.removes else None
+            unit.path_effects = replace(own, stale=self._stale_handling()) \
+                if own.tests or own.creates or own.removes else None
         checks: dict[str, cst.Call] = {}
         effects = {id(call): self._call_effects(call, unit) for call in calls}
         for call in calls:
@@ -722,7 +722,8 @@ class LockCalls(DbLocks):
             writes_pid = _writes_pid(self.code(self._statement(call))) or \
                 path in effects[id(call)].writes_pid
             # a lock, not just "do not overwrite": a lock-like name, a PID in it, or removal
-            looks_like_lock = bool(_LOCKISH.search(path)) or removal is not None or writes_pid
+            looks_like_lock = bool(apis.LOCKISH_PATH.search(path)) or removal is not None or \
+                writes_pid
             if not ((check_before or guarded) and looks_like_lock):
                 continue
             seen.add(path)
@@ -818,7 +819,7 @@ class LockCalls(DbLocks):
                     return False
                 if not self._sole_condition_on(parent.test, call, path):
                     return False  # `exists(d) and not isdir(d)`: validation, not a lock
-                lockish = bool(_LOCKISH.search(path))
+                lockish = bool(apis.LOCKISH_PATH.search(path))
                 if _negated(parent.test) and not lockish:
                     return False
                 body = list(walk_unit(parent.body))

@@ -321,6 +321,12 @@ class ModuleBase:
             return self._path_text(node.args[0].value)
         return self.eval.string(node) or self.code(node)
 
+    def _always_runs(self, node) -> bool:
+        """Inside a ``finally`` or a handler of every exception."""
+        return any(isinstance(p, cst.Finally) or isinstance(p, cst.ExceptHandler) and (
+            p.type is None or self.code(p.type) in ("Exception", "BaseException"))
+                   for p in self.parents(node))
+
     def _release_kind(self, release_call, handle,
                       unit: Unit) -> tuple[Release, Span | None, int]:
         """(release kind, span of a plain release, last protected line)."""
@@ -329,9 +335,7 @@ class ModuleBase:
                 return "atexit", None, self.unit_end(unit)
             return "none", None, self.unit_end(unit)
         end = self.line(release_call)
-        if any(isinstance(p, cst.Finally) or isinstance(p, cst.ExceptHandler) and (
-                p.type is None or self.code(p.type) in ("Exception", "BaseException"))
-               for p in self.parents(release_call)):
+        if self._always_runs(release_call):
             # (a release in a handler of every exception runs exactly when an exception
             # would skip a plain one: onyx's queued-task marker, kept after a success)
             return "finally", None, end

@@ -1115,6 +1115,114 @@ class Semantics:
                             else lock.result_checked))
         return found
 
+    def driven_protocols(self, unit: Unit, where: Where) -> list[Lock]:
+        """Lock files a function drives through an object's methods (``if not
+        instance.check(): return`` ... ``instance.start()``): a method that tests a path of
+        the object, its answer deciding, then one that creates that path, on the same
+        object -- one lock at the creating call, composed from the methods' summaries
+        (``Unit.path_effects``), the object's class typed through the tree."""
+        tested: dict[tuple[Value, str], CallSite] = {}
+        found = []
+        sites = sorted(unit.callsites, key=lambda s: (s.span.line, s.span.column))
+        for site in sites:
+            callee = site.callee
+            if site.use != "call" or not isinstance(callee, Call):
+                continue
+            driven = self._driven(callee, where)
+            if driven is None:
+                continue
+            receiver, effects, name = driven
+            if isinstance(receiver, SelfRef):
+                continue  # the module's own reading strings a class's methods together
+            for path in effects.tests:
+                if site.result_used:
+                    tested.setdefault((receiver, path), site)
+            for path, atomic in sorted(effects.creates.items()):
+                test = tested.get((receiver, path))
+                if test is None or path in effects.tests:
+                    continue  # (a method that tests and creates is a lock of its own)
+                removals = [s for s in sites if s.span.line > site.span.line and
+                            self._removes(s, receiver, path, where)]
+                removal = removals[-1] if removals else None  # (the normal path's, last)
+                if not (removal is not None or path in effects.writes_pid or
+                        apis.LOCKISH_PATH.search(path)):
+                    continue  # a file kept up to date, not a lock
+                if not atomic and self._serialised(receiver, test, site, sites, where):
+                    atomic = True  # tested and created under the object's own lock
+                shown = path.replace("self.", f"{_display(receiver)}.", 1)
+                found.append(Lock(
+                    kind="pid-file" if path in effects.writes_pid or path.endswith("pid")
+                    else "lock-file", scope="host", span=site.span, path=shown,
+                    stale_handling=effects.stale, blocking=False,
+                    existence_test=None if atomic else test.span, atomic=atomic,
+                    api=f"{name}()", try_lock=True, result_checked=True,
+                    release="none" if removal is None else "finally" if removal.always
+                    else "plain",
+                    release_span=removal.span if removal is not None and not removal.always
+                    else None,
+                    scope_lines=(site.span.line, removal.span.line if removal is not None
+                                 else site.scope_lines[1]),
+                    function=where.unit, confidence=Confidence.MEDIUM))
+        return found
+
+    def _serialised(self, receiver: Value, test: CallSite, create: CallSite,
+                    sites: list[CallSite], where: Where) -> bool:
+        """Whether the object holds a lock from before the test to the creation: its
+        constructor or an earlier method call takes one it keeps (backintime's
+        ``ApplicationInstance(..., flock=True)`` flocks before ``check()``)."""
+        made = self.local(receiver, where) if isinstance(receiver, Local) else None
+        for site in sites:
+            if site.span.line >= test.span.line:
+                break
+            callee = site.callee
+            on_receiver = made is not None and callee == made[0] or (
+                isinstance(callee, Call) and isinstance(callee.func, Attr) and
+                callee.func.base == receiver)
+            if on_receiver and any(
+                    lock.release in HELD_ON_RETURN or lock.holds(create.span.line)
+                    for lock in self._taken(site, where)):
+                return True
+        return False
+
+    def _driven(self, callee: Call, where: Where, depth: int = 0):
+        """(receiver, path effects, method) of a call that runs one of an object's methods:
+        ``obj.m()``, or a project function given the object that calls ``param.m()``."""
+        if isinstance(callee.func, Attr):
+            effects = self._method_effects(callee.func.base, callee.func.name, where)
+            if effects is not None:
+                return callee.func.base, effects, callee.func.name
+        func = self.kind(callee.func, where)
+        if depth > 2 or not func.startswith("function:"):
+            return None
+        _, rel, name = func.split(":", 2)
+        unit = self.units_of(rel).get(name)
+        if unit is None:
+            return None
+        inner = Where(rel, name, self.bind(unit, callee, where))
+        for site in unit.callsites:
+            found = self._driven(site.callee, inner, depth + 1) \
+                if isinstance(site.callee, Call) else None
+            if found is not None and isinstance(found[0], Param):
+                passed = self.argument(found[0], inner)  # the object this call was given
+                if passed is not None and passed[1].rel == where.rel and \
+                        passed[1].unit == where.unit:
+                    return passed[0], found[1], found[2]
+        return None
+
+    def _method_effects(self, receiver: Value, method: str, where: Where):
+        """The path effects of ``receiver.method()`` when the receiver's class is the
+        tree's (None otherwise)."""
+        kind = self.kind(receiver, where)
+        if not kind.startswith("instance:"):
+            return None
+        _, rel, cls = kind.split(":", 2)
+        found = self.class_method(rel, cls, method)
+        return self.units_of(found[0])[found[1]].path_effects if found is not None else None
+
+    def _removes(self, site: CallSite, receiver: Value, path: str, where: Where) -> bool:
+        found = self._driven(site.callee, where) if isinstance(site.callee, Call) else None
+        return found is not None and found[0] == receiver and path in found[1].removes
+
     def _may_run(self, site: CallSite, inner: Where) -> bool:
         """Whether a site of a function followed from a call runs for that call: not when
         the parameter an ``if`` around it tests is known to have the other value there."""
@@ -1568,3 +1676,14 @@ def _receiver(func: Value) -> Value | None:
     if isinstance(func, Imported) and "." in func.dotted:
         return Imported(func.dotted.rsplit(".", 1)[0])
     return None
+
+
+def _display(value: Value) -> str:
+    """A receiver as the code names it (``instance``, ``self.guard``)."""
+    if isinstance(value, (Local, Param, Global)):
+        return value.name
+    if isinstance(value, Attr):
+        return f"{_display(value.base)}.{value.name}"
+    if isinstance(value, SelfRef):
+        return "self"
+    return "?"

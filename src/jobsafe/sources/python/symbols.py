@@ -168,6 +168,8 @@ class CallSite:
     #: a parameter the site runs under (``if flock: self.lock()``), and whether its
     #: value must be false for that (``if not dry_run:``)
     when: tuple[Param, bool] | None = None
+    #: in a ``finally`` (or a handler of every exception): runs whatever happened before
+    always: bool = False
 
 
 @dataclass(frozen=True)

@@ -159,7 +159,8 @@ class UseSites(LockCalls, Hazards):
             arg_origins=origins, files=files,
             result_used=result_used if result_used is not None else
             not called or self._result_checked(node),
-            silenced=called and self._silently_caught(node), when=self._run_when(node, unit)))
+            silenced=called and self._silently_caught(node), when=self._run_when(node, unit),
+            always=self._always_runs(node)))
 
     def _run_when(self, node, unit: Unit) -> tuple[Param, bool] | None:
         """The parameter of the unit an ``if`` around the site tests (``if flock:``)."""
