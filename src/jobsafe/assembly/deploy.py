@@ -130,7 +130,7 @@ class ManifestAssembly(Step):
                         *ofelia_label_jobs(f.display, doc)]:
                 self._runner_job(job, base)
         for doc in docs if workflow else ():
-            scheduled = scheduled_workflow(f.display, doc)
+            scheduled = scheduled_workflow(f.display, doc, text.splitlines())
             if scheduled is not None:
                 self._workflow(scheduled)
         self.manifests.documents.append((f.display, docs))

@@ -21,6 +21,11 @@ _STATEFUL_ACTION = re.compile(
     r"actions/github-script|actions/stale|lock-threads", re.I)
 
 
+#: a secret a step is given (``${{ secrets.NAME }}``): a credential for something outside
+#: the runner; the repository's own token is judged by its permissions instead
+_SECRET = re.compile(r"\$\{\{\s*secrets\.(?!GITHUB_TOKEN\b)([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
 @dataclass
 class ScheduledWorkflow:
     name: str
@@ -55,7 +60,8 @@ def is_workflow(rel: str) -> bool:
     return "/.github/workflows/" in f"/{rel}" and rel.endswith((".yml", ".yaml"))
 
 
-def scheduled_workflow(path: str, doc: YNode) -> ScheduledWorkflow | None:
+def scheduled_workflow(path: str, doc: YNode, lines: list[str]) -> ScheduledWorkflow | None:
+    """``lines``: the file's text, where ``${{ }}`` expressions are still as written."""
     on = doc.get("on") or doc.get("true")
     schedule = on.get("schedule") if on is not None else None
     if schedule is None:
@@ -85,7 +91,19 @@ def scheduled_workflow(path: str, doc: YNode) -> ScheduledWorkflow | None:
             if written is not None:
                 state, what = Span(path, written[0]), written[1]
                 break
+    if state is None:  # a command handed a credential for a service outside GitHub (an
+        # action given one is judged by what it is: most upload reports, codecov, codacy)
+        for _, job in (jobs.items() if jobs is not None else []):
+            for step in job.list_at("steps"):
+                written = [line for line in lines[step.line - 1:step.end_line]
+                           if not line.lstrip().startswith("#")]
+                secret = _SECRET.search("\n".join(written)) if step.text("run") and \
+                    not step.text("uses") else None
+                if state is None and secret:
+                    state, what = Span(path, step.line), \
+                        f"a step is given secrets.{secret.group(1)}"
     jobs_slot = KeySlot(Span(path, jobs.key_line, 1, jobs.key_line, 1), doc.column - 1) \
         if jobs is not None and jobs.key_line and not doc.flow else None
     return ScheduledWorkflow(doc.text("name") or path, crons, concurrency, state, what,
                              jobs_slot)
+
