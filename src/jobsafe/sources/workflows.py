@@ -95,9 +95,9 @@ def scheduled_workflow(path: str, doc: YNode, lines: list[str]) -> ScheduledWork
         # action given one is judged by what it is: most upload reports, codecov, codacy)
         for _, job in (jobs.items() if jobs is not None else []):
             for step in job.list_at("steps"):
-                written = [line for line in lines[step.line - 1:step.end_line]
+                given = [line for line in lines[step.line - 1:step.end_line]
                            if not line.lstrip().startswith("#")]
-                secret = _SECRET.search("\n".join(written)) if step.text("run") and \
+                secret = _SECRET.search("\n".join(given)) if step.text("run") and \
                     not step.text("uses") else None
                 if state is None and secret:
                     state, what = Span(path, step.line), \
