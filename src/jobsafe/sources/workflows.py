@@ -96,7 +96,7 @@ def scheduled_workflow(path: str, doc: YNode, lines: list[str]) -> ScheduledWork
         for _, job in (jobs.items() if jobs is not None else []):
             for step in job.list_at("steps"):
                 given = [line for line in lines[step.line - 1:step.end_line]
-                           if not line.lstrip().startswith("#")]
+                         if not line.lstrip().startswith("#")]
                 secret = _SECRET.search("\n".join(given)) if step.text("run") and \
                     not step.text("uses") else None
                 if state is None and secret:
