@@ -257,6 +257,20 @@ class PythonIndex:
                     grown = True
         return frozenset(names)
 
+    @cached_property
+    def effect_methods(self) -> frozenset[str]:
+        """Names of the methods that test, create or remove a lock-file path of their
+        object (``Unit.path_effects``), in the modules the prefilter keeps: the only calls
+        a caller can drive a lock-file protocol through (``semantics.driven_protocols``)."""
+        names = set()
+        for rel in sorted(self.files):
+            facts = self.module(rel) if self.might_lock(rel) else None
+            for unit in facts.units.values() if facts is not None else ():
+                effects = unit.path_effects
+                if effects is not None and "." in unit.name:
+                    names.add(unit.name.rsplit(".", 1)[-1])
+        return frozenset(names)
+
     def may_take(self, site: CallSite, unit: Unit, facts: ModuleFacts, depth: int = 0) -> bool:
         """Whether a use site may reach a lock through the project's code (see
         ``lock_names``), or through a function of a module the prefilter passed over (which

@@ -1186,13 +1186,29 @@ class Semantics:
 
     def _driven(self, callee: Call, where: Where, depth: int = 0):
         """(receiver, path effects, method) of a call that runs one of an object's methods:
-        ``obj.m()``, or a project function given the object that calls ``param.m()``."""
-        if isinstance(callee.func, Attr):
+        ``obj.m()``, or a project function given the object that calls ``param.m()``
+        (names first: most calls are neither, and typing each would read the tree)."""
+        methods = self.index.effect_methods
+        if isinstance(callee.func, Attr) and callee.func.name in methods:
             effects = self._method_effects(callee.func.base, callee.func.name, where)
             if effects is not None:
                 return callee.func.base, effects, callee.func.name
+        if depth > 2 or not methods or not callee.args or \
+                not isinstance(callee.func, (Global, Imported)):
+            return None
+        target = (where.rel, callee.func.name) if isinstance(callee.func, Global) else \
+            self.resolve_dotted(where.rel, callee.func.dotted)
+        facts = self.facts(target[0]) if target is not None and target[1] else None
+        if facts is None or target is None:
+            return None
+        unit = facts.units.get(target[1])
+        called = {s.callee.func.name for s in unit.callsites if isinstance(s.callee, Call)
+                  and isinstance(s.callee.func, Attr)} if unit is not None else \
+            facts.function_calls.get(target[1], frozenset())
+        if not methods & called:
+            return None
         func = self.kind(callee.func, where)
-        if depth > 2 or not func.startswith("function:"):
+        if not func.startswith("function:"):
             return None
         _, rel, name = func.split(":", 2)
         unit = self.units_of(rel).get(name)
