@@ -159,6 +159,9 @@ class Schedule:
     calendar: tuple[str, ...] | None = None
     #: fires at fixed hours (not every hour)
     fixed_time: bool = False
+    #: the dialect ``cron`` is read in when it is not cron's own: ``celery``,
+    #: ``apscheduler``, ``huey`` (day of the month and weekday must both match)
+    dialect: str | None = None
 
     @property
     def recurring(self) -> bool:

@@ -30,6 +30,11 @@ MACROS = {
     "@hourly": "0 * * * *",
 }
 
+#: Dialects whose day-of-month and day-of-week must both match (Celery's ``crontab()``,
+#: APScheduler's ``CronTrigger``, Huey's ``crontab()``); cron's own (Debian/Vixie, robfig)
+#: fires when either matches once both are restricted.
+DAYS_AND_DIALECTS = frozenset({"celery", "apscheduler", "huey"})
+
 #: The span the arithmetic covers: four calendar years (one of them a leap year).
 SPAN_YEARS = 4
 
@@ -62,8 +67,10 @@ def _span() -> tuple[dt.date, int]:
 
 
 @lru_cache(maxsize=4096)
-def cron_firings(expr: str) -> Firings:
-    """Parse a five-field cron expression; raise ScheduleError when cron would reject it."""
+def cron_firings(expr: str, dialect: str | None = None) -> Firings:
+    """Parse a five-field cron expression; raise ScheduleError when cron would reject it.
+    In a dialect of ``DAYS_AND_DIALECTS`` a day matches when its day of the month and its
+    weekday both do."""
     fields = expr.split()
     if len(fields) != 5:
         raise ScheduleError(f"expected 5 time fields, found {len(fields)}")
@@ -75,6 +82,8 @@ def cron_firings(expr: str) -> Firings:
         sim = CronSim(expr, dt.datetime.combine(start, dt.time()))
     except (CronSimError, ValueError, IndexError) as exc:
         raise ScheduleError(str(exc) or "invalid cron expression") from None
+    if dialect in DAYS_AND_DIALECTS:
+        sim.day_and = True
     minutes = sorted(m for m in sim.minutes if isinstance(m, int))
     hours = sorted(h for h in sim.hours if isinstance(h, int))
     seconds = tuple(h * 3600 + m * 60 for h in hours for m in minutes)
@@ -119,21 +128,26 @@ def impossible_days(expr: str) -> tuple[str, str | None] | None:
     return why, (None if dow.startswith("*") else f"{minute} {hour} * {month} {dow}")
 
 
-def cron_schedule_or_never(text: str, expr: str, timezone: str | None = None
-                           ) -> tuple[Schedule, NeverRuns | None]:
+def cron_schedule_or_never(text: str, expr: str, timezone: str | None = None,
+                           dialect: str | None = None) -> tuple[Schedule, NeverRuns | None]:
     """A cron schedule, also when its day never comes: then a schedule that never runs
     (why), or — a day of the week restricted too, as cron and robfig/cron fire when either
-    field matches — the schedule of the day of the week alone. ScheduleError otherwise."""
+    field matches — the schedule of the day of the week alone (in a dialect where both
+    must match, the entry never runs). ScheduleError otherwise."""
+    both = dialect in DAYS_AND_DIALECTS
     try:
-        return cron_schedule(text, expr, timezone), None
+        if not both or impossible_days(expr) is None:
+            return cron_schedule(text, expr, timezone, dialect), None
     except ScheduleError:
-        impossible = impossible_days(expr)
-        if impossible is None:
+        if impossible_days(expr) is None:
             raise
+    impossible = impossible_days(expr)
+    assert impossible is not None
     why, instead = impossible
-    if instead is not None:
+    if instead is not None and not both:
         return cron_schedule(text, instead, timezone), None
-    return Schedule(text=text, kind="cron", timezone=timezone), NeverRuns("never-matches", why)
+    return Schedule(text=text, kind="cron", timezone=timezone, dialect=dialect), \
+        NeverRuns("never-matches", why)
 
 
 @lru_cache(maxsize=4096)
@@ -174,13 +188,15 @@ def coincide(a: Firings, b: Firings) -> bool:
                for days_a, sec_a in a.groups for days_b, sec_b in b.groups)
 
 
-def cron_schedule(text: str, expr: str, timezone: str | None = None) -> Schedule:
-    """A Schedule for a cron expression (``expr`` already has macros expanded)."""
-    firings = cron_firings(expr)
+def cron_schedule(text: str, expr: str, timezone: str | None = None,
+                  dialect: str | None = None) -> Schedule:
+    """A Schedule for a cron expression (``expr`` already has macros expanded), read in
+    ``dialect`` (None: cron's own)."""
+    firings = cron_firings(expr, dialect)
     interval, per_day = summarize(firings)
     return Schedule(text=text, kind="cron", timezone=timezone, min_interval_seconds=interval,
                     runs_per_day=per_day, fire_minutes=firings.minutes_of_day(), cron=expr,
-                    fixed_time=not expr.split()[1].startswith("*"))
+                    fixed_time=not expr.split()[1].startswith("*"), dialect=dialect)
 
 
 def calendar_schedule(expressions: tuple[str, ...], text: str) -> Schedule:
@@ -197,7 +213,7 @@ def calendar_schedule(expressions: tuple[str, ...], text: str) -> Schedule:
 
 def firings_of(schedule: Schedule) -> Firings | None:
     if schedule.cron:
-        return cron_firings(schedule.cron)
+        return cron_firings(schedule.cron, schedule.dialect)
     if schedule.calendar:
         return calendar_firings(schedule.calendar)
     return None
