@@ -198,7 +198,7 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
         if expr is None:
             schedule = Schedule(text=text, kind="reboot", timezone=env.get("CRON_TZ"))
         else:
-            schedule = cron_schedule(text, expr, env.get("CRON_TZ"))
+            schedule = cron_schedule(text, expr, env.get("CRON_TZ"), runtime="cron")
     else:
         split = _split_fields(line, 5, debian)
         if split is None:
@@ -224,7 +224,7 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
             try:
                 schedule, never = cron_schedule_or_never(
                     expr, reading.expression if reading and reading.expression else expr,
-                    env.get("CRON_TZ"))
+                    env.get("CRON_TZ"), runtime="cron")
             except ScheduleError as exc:
                 error(f"invalid schedule {expr!r}: {exc}")
                 return None
