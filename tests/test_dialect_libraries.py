@@ -9,8 +9,10 @@ firings the library computes from several starting points (Celery's ``remaining_
 APScheduler's ``get_next_fire_time`` in UTC), the runs per day and the shortest interval.
 
 The cases are seeded from the libraries' own suites (celery ``t/unit/app/test_schedules.py``,
-APScheduler 3.x ``tests/triggers/test_cron.py`` and ``tests/test_expressions.py``) plus
-spellings projects write, and a hypothesis strategy of field values.
+APScheduler 3.x ``tests/triggers/test_cron.py`` and ``tests/test_expressions.py``, huey's
+``tests/test_crontab.py``) plus spellings projects write, and a hypothesis strategy of field
+values. Huey's ``crontab()`` (its own dialect) is compared through its field sets and its
+own predicate on minutes spread over the span (it has no next-run function).
 
 Known differences, decided by what a schedule says (never by the case): APScheduler fields
 a five-field schedule cannot hold — a restricted ``year`` or ``week``, several ``second``
@@ -39,6 +41,10 @@ from jobsafe.schedule import Firings, firings_of, span_start
 celery_schedules = pytest.importorskip("celery.schedules")
 aps_cron = pytest.importorskip("apscheduler.triggers.cron")
 aps_interval = pytest.importorskip("apscheduler.triggers.interval")
+try:
+    import huey.api as huey_api
+except ImportError:  # (the Celery and APScheduler comparisons run without it)
+    huey_api = None
 
 UTC = ZoneInfo("UTC")
 #: firings compared from each starting point, and the starting points (days into the span)
@@ -132,7 +138,7 @@ def _compare_firings(job, library_next, sets=None) -> str | None:
         if (schedule.min_interval_seconds, schedule.runs_per_day) != (interval, per_day):
             return (f"interval/runs per day {schedule.min_interval_seconds}/"
                     f"{schedule.runs_per_day}, library {interval}/{per_day}")
-    for offset in STARTS:
+    for offset in STARTS if library_next is not None else ():
         start = first + dt.timedelta(days=offset)
         theirs = [t for t in library_next(start, FIRINGS) if t < end]
         ours = _jobsafe_next(firings, start, len(theirs) or 1)
@@ -514,6 +520,89 @@ def aps_read(tmp_path_factory):
 def test_apscheduler_trigger_as_apscheduler_reads_it(index, aps_read):
     how, spec = APS_CASES[index]
     verdict = aps_verdict(how, spec, aps_read[index])
+    assert verdict is None, verdict
+
+
+# -- Huey ---------------------------------------------------------------------------------
+
+#: keyword arguments of Huey's ``crontab()``, from huey's tests/test_crontab.py and its
+#: docstring, plus what projects write
+HUEY_CASES: list[dict] = [
+    {"month": "1,4,*/6,8-9"}, {"day": "*/6,1,4,8-9"}, {"day_of_week": "0,1,4,6"},
+    {"hour": "0,1,2,3,*/5,*/7,8-9"}, {"minute": "4,8,10,15,*/20,*/47,49-50"},
+    {"minute": "*/15"}, {"minute": 0, "hour": 3}, {"minute": "0", "hour": "*/4"},
+    {"minute": "*/5", "hour": "9-17", "day_of_week": "1-5"}, {"day_of_week": "7"},
+    {"day_of_week": "5-1", "minute": 0}, {"day_of_week": "0-7", "minute": 0},
+    {"day_of_week": "1-7", "minute": 0}, {"hour": "22-2", "minute": 30},
+    {"minute": "0-59/10"}, {"minute": "5-55/0"}, {"day_of_week": "*/2"},
+    {"day_of_week": "mon"}, {"day_of_week": "mon", "strict": True}, {"minute": "61"},
+    {"month": "0"}, {"day": "32"}, {"minute": "1,,2"}, {"minute": "5/15"},
+    {"minute": "5/15", "strict": True}, {"minute": [0, 30]}, {"day": 31, "month": 4},
+    {"day": "1,15", "day_of_week": "0", "hour": 6, "minute": 0}, {"minute": "*/0"},
+    {"minute": "1-5,x", "hour": 1},
+]
+
+
+def _huey_project(root, cases) -> dict[int, int]:
+    lines = ["from huey import RedisHuey, crontab", "", "huey = RedisHuey('proj')"]
+    at = {}
+    for i, case in enumerate(cases):
+        lines += ["", "", f"@huey.periodic_task(crontab({_kwargs(case)}))",
+                  f"def task{i}():"]
+        at[i] = len(lines)  # (a decorated function is reported at its def line)
+        lines.append("    print('tick')")
+    (root / "tasks.py").write_text("\n".join(lines) + "\n")
+    return at
+
+
+def huey_verdict(case, got) -> str | None:
+    import inspect
+    try:
+        validate = huey_api.crontab(**case)
+    except Exception as exc:  # ValueError, AttributeError: the module does not import
+        return None if got in ("refused", None) else \
+            f"Huey raises {type(exc).__name__} ({exc}); jobsafe read a job"
+    months, days, weekdays, hours, minutes = \
+        inspect.getclosurevars(validate).nonlocals["cron_settings"]
+    # a date that can come (every date falls on each weekday some year)
+    never = not any(d <= (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[m - 1]
+                    for m in months for d in days)
+    if never or got == "never":
+        return None if never and got == "never" else \
+            f"Huey {'never fires' if never else 'fires'}; jobsafe: {got}"
+    if not hasattr(got, "schedule"):
+        return f"Huey accepts it; jobsafe: {got}"
+    firings = firings_of(got.schedule)
+    if firings is None:
+        return "jobsafe has no clock for it"
+    first, end = _span()
+    # the library's own predicate on every day's first matching minute and on a spread of
+    # minutes across the span (Huey has no next-run function)
+    samples = [first + dt.timedelta(minutes=7919 * k % int((end - first).total_seconds() // 60))
+               for k in range(4000)]
+    by_day: dict[int, set[int]] = {}
+    for ordinals, secs in firings.groups:
+        for ordinal in ordinals:
+            by_day.setdefault(ordinal, set()).update(secs)
+    for when in samples:
+        mine = (when.hour * 3600 + when.minute * 60) in by_day.get(when.toordinal(), ())
+        if mine != validate(when):
+            return f"at {when}: Huey {validate(when)}, jobsafe {mine}"
+    sets = (set(minutes), set(hours), set(days), set(months), set(weekdays))
+    return _compare_firings(got, None, sets)
+
+
+@pytest.fixture(scope="module")
+def huey_read(tmp_path_factory):
+    root = tmp_path_factory.mktemp("huey_dialect")
+    return _read(root, _huey_project(root, HUEY_CASES))
+
+
+@pytest.mark.skipif(huey_api is None, reason="huey is not installed")
+@pytest.mark.parametrize("index", range(len(HUEY_CASES)),
+                         ids=[_kwargs(c)[:60] for c in HUEY_CASES])
+def test_huey_crontab_as_huey_reads_it(index, huey_read):
+    verdict = huey_verdict(HUEY_CASES[index], huey_read[index])
     assert verdict is None, verdict
 
 

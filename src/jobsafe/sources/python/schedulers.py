@@ -582,10 +582,91 @@ def _decorated(an, func: cst.FunctionDef) -> list[ScheduledCall]:
             out += _apscheduler(an, d, cst.Name(an.function_name(func)), argument(d, "trigger", 0),
                                 func)
         elif method in _HUEY_PERIODIC and d.args:
-            cron, interval, text, refused = _celery_schedule(an, d.args[0].value)
+            cron, text, refused = _huey_schedule(an, argument(d, "validate_datetime", 0))
             out.append(ScheduledCall("huey", an.span(func), an.function_name(func), cron,
-                                     interval, text, _refusal(refused)))
+                                     None, text, _refusal(refused)))
     return out
+
+
+# -- Huey's crontab(): huey.api.crontab, read as huey 2.x/3.x reads it -----------------------
+
+#: crontab()'s parameters, in their order, and each field's values
+_HUEY_ARGS = ("minute", "hour", "day", "month", "day_of_week")
+_HUEY_VALUES = {"minute": range(60), "hour": range(24), "day": range(1, 32),
+                "month": range(1, 13), "day_of_week": range(8)}  # (7 is Sunday too)
+_HUEY_RANGE = re.compile(r"(\d+)-(\d+)(?:/(\d+))?")
+_HUEY_EVERY = re.compile(r"\*/(\d+)")
+
+
+def _huey_schedule(an, node) -> tuple[str | None, str, str | None]:
+    """(cron, text, refused) of the test a Huey periodic task is given: ``crontab(...)``
+    (its own dialect: numbers only, ``*/n`` nowhere in the weekday, every field must match);
+    anything else is a function jobsafe does not read (unknown timing)."""
+    text = an.code(node) if node is not None else ""
+    if not isinstance(node, cst.Call) or not (
+            {"huey.crontab", "huey.api.crontab"} & an.qualified(node.func) or
+            an.code(node.func).rsplit(".", 1)[-1] == "crontab"):
+        return None, text, None
+    values = {key: _py_value(an, argument(node, key, i)) for i, key in enumerate(_HUEY_ARGS)}
+    strict = argument(node, "strict", 5)
+    if any(v is None for v in values.values()) or \
+            (strict is not None and not (an.eval.truthy(strict) or an.eval.falsy(strict))):
+        return None, text, None
+    sets = {}
+    try:
+        for key in ("month", "day", "day_of_week", "hour", "minute"):
+            sets[key] = _huey_field(key, values[key], strict is not None and
+                                    an.eval.truthy(strict))
+    except _Refused as exc:
+        return None, text, f"Huey's crontab() raises on {key}: {exc}"
+    return " ".join((_cron_text(sets["minute"], 0, 59), _cron_text(sets["hour"], 0, 23),
+                     _cron_text(sets["day"], 1, 31), _cron_text(sets["month"], 1, 12),
+                     _cron_text(sets["day_of_week"], 0, 6, _SUNDAY_FIRST))), text, None
+
+
+def _huey_field(key: str, value, strict: bool) -> set[int]:
+    kind, raw = value
+    acceptable = _HUEY_VALUES[key]
+    if kind == _PyValue.ABSENT:
+        raw, kind = "*", _PyValue.TEXT
+    if kind == _PyValue.INT:
+        raw, kind = str(raw), _PyValue.TEXT
+    if kind != _PyValue.TEXT:
+        raise _Refused(f"a {kind} value is not a string")
+    found: set[int] = set()
+    for piece in raw.split(","):
+        if piece == "*":
+            found.update(acceptable)
+        elif piece.isdigit():
+            try:
+                number = int(piece)
+            except ValueError:
+                raise _Refused(f"{piece!r} is not a number") from None
+            if number not in acceptable:
+                raise _Refused(f"{number} is not a valid input")
+            found.add(number % 7 if key == "day_of_week" else number)
+        elif m := _HUEY_RANGE.fullmatch(piece):
+            low, high, step = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
+            if low not in acceptable or high not in acceptable:
+                raise _Refused(f"{piece!r} is not a valid input")
+            if step == 0:
+                raise _Refused("a step of 0")
+            top = 6 if key == "day_of_week" else acceptable[-1]
+            values = list(range(low, high + 1)) if low <= high else \
+                list(range(low, top + 1)) + list(range(acceptable[0], high + 1))
+            found.update(v % 7 if key == "day_of_week" else v for v in values[::step])
+        elif m := _HUEY_EVERY.fullmatch(piece):
+            if key == "day_of_week":
+                raise _Refused("*/n is not allowed in the day of the week")
+            if int(m.group(1)) == 0:
+                raise _Refused("a step of 0")
+            found.update(acceptable[::int(m.group(1))])
+        elif strict:
+            raise _Refused(f"{piece!r} is not a valid input")
+        # (otherwise Huey ignores a piece it does not read)
+    if not found:
+        raise _Refused(f"{raw!r} matches no values")
+    return {v % 7 for v in found} if key == "day_of_week" else found  # ("*" holds 7)
 
 
 _DJANGO_CRON_OPTIONS = ("ALLOW_PARALLEL_RUNS", "DJANGO_CRON_LOCK_TIME")
