@@ -688,3 +688,20 @@ def test_the_comparison_catches_a_wrong_reading():
     right = aps_cron.CronTrigger(day_of_week="0-4", hour=6, timezone=UTC)  # Monday-Friday
     assert _compare_firings(wrong, _aps_next(right)) is not None
     assert re.search("library", _compare_firings(wrong, _aps_next(right)) or "")
+
+
+def test_the_inventory_names_the_dialect_each_schedule_was_read_in(tmp_path):
+    from jobsafe.report.inventory import job_dict
+    (tmp_path / "etc" / "cron.d").mkdir(parents=True)
+    (tmp_path / "etc" / "cron.d" / "jobs").write_text("0 3 * * * root /usr/bin/true\n")
+    (tmp_path / "etc" / "systemd" / "system").mkdir(parents=True)
+    (tmp_path / "etc" / "systemd" / "system" / "x.timer").write_text(
+        "[Timer]\nOnCalendar=*-*-* 04:00\n")
+    (tmp_path / "etc" / "systemd" / "system" / "x.service").write_text(
+        "[Service]\nType=oneshot\nExecStart=/usr/bin/true\n")
+    _celery_project(tmp_path, [{"minute": 0, "hour": 7, "day_of_week": "mon"}])
+    _aps_project(tmp_path, [("cron", {"day_of_week": "0-4", "hour": 6})])
+    jobs = run_analysis(tmp_path).project.jobs
+    dialects = {job.source: job_dict(job, []).get("dialect") for job in jobs}
+    assert dialects == {"cron": "Debian cron", "systemd": "systemd OnCalendar=",
+                        "celery": "Celery crontab()", "apscheduler": "APScheduler CronTrigger"}

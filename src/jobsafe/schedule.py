@@ -36,6 +36,11 @@ MACROS = {
 #: fires when either matches once both are restricted.
 DAYS_AND_DIALECTS = frozenset({"celery", "apscheduler", "huey"})
 
+#: the dialects a schedule is read in, by name (``Schedule.dialect``), for the inventory
+DIALECT_NAMES = {"debian": "Debian cron", "celery": "Celery crontab()",
+                 "apscheduler": "APScheduler CronTrigger", "huey": "Huey crontab()",
+                 "systemd": "systemd OnCalendar="}
+
 #: The span the arithmetic covers: four calendar years (one of them a leap year).
 SPAN_YEARS = 4
 
@@ -221,7 +226,7 @@ def calendar_schedule(expressions: tuple[str, ...], text: str) -> Schedule:
     return Schedule(text=text, kind="calendar", timezone=zones.pop() if len(zones) == 1 else None,
                     min_interval_seconds=interval, runs_per_day=per_day,
                     fire_minutes=firings.minutes_of_day(), calendar=tuple(expressions),
-                    fixed_time=all(s.hours.items is not None for s in specs))
+                    fixed_time=all(s.hours.items is not None for s in specs), dialect="systemd")
 
 
 def firings_of(schedule: Schedule) -> Firings | None:
