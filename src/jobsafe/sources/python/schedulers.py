@@ -3,6 +3,7 @@ django-crontab's ``CRONJOBS`` and django-cron's ``CronJobBase`` classes. Each en
 runs, so the lock and idempotency analysis applies to it."""
 from __future__ import annotations
 
+import math
 import re
 
 import libcst as cst
@@ -116,7 +117,9 @@ def _celery_schedule(an, node):
         cron, refused = _celery_crontab(values)
         return cron, None, an.code(node), refused
     seconds = an.eval.number(node)
-    return None, seconds, an.code(node), None
+    if seconds is not None and (not math.isfinite(seconds) or seconds >= _TIMEDELTA_SECONDS):
+        return None, None, an.code(node), "Celery raises: the interval overflows a timedelta"
+    return None, seconds if seconds is None or seconds > 0 else None, an.code(node), None
 
 
 def _is_crontab(an, func) -> bool:
@@ -142,24 +145,41 @@ def _py_value(an, node):
     if text is not None:
         return (_PyValue.TEXT, text)
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        items = [an.eval.number(e.value) if not isinstance(e, cst.StarredElement) else None
-                 for e in node.elements]
-        if any(v is None or v != int(v) for v in items):
+        items = [_whole(an.eval.number(e.value)) if not isinstance(e, cst.StarredElement)
+                 else None for e in node.elements]
+        if any(v is None for v in items):
             return None
-        return (_PyValue.NUMBERS, [int(v) for v in items if v is not None])
+        return (_PyValue.NUMBERS, [v for v in items if v is not None])
     if isinstance(node, cst.Call) and an.code(node.func) == "range" and 1 <= len(node.args) <= 3:
-        bounds = [an.eval.number(a.value) for a in node.args]
-        if any(v is None or v != int(v) for v in bounds) or bounds[-1] == 0:
+        bounds = [_whole(an.eval.number(a.value)) for a in node.args]
+        if any(v is None for v in bounds) or bounds[-1] == 0 and len(bounds) == 3:
             return None
-        return (_PyValue.NUMBERS, list(range(*(int(v) for v in bounds if v is not None))))
+        # (no field holds more than 60 values: 61 of a range hold one out of bounds)
+        return (_PyValue.NUMBERS, list(range(*(v for v in bounds if v is not None))[:61]))
     number = an.eval.number(node)
     if number is None:
         return None
     literal_float = isinstance(node, cst.Float) or (
         isinstance(node, cst.UnaryOperation) and isinstance(node.expression, cst.Float))
-    if literal_float or number != int(number):
+    if literal_float or not math.isfinite(number) or number != int(number):
         return (_PyValue.FLOAT, number)
     return (_PyValue.INT, int(number))
+
+
+def _whole(value: float | None) -> int | None:
+    """A whole number, or None (not a number, not finite, a fraction)."""
+    if value is None or not math.isfinite(value) or value != int(value):
+        return None
+    return int(value)
+
+
+def _number(text: str) -> int:
+    """``int(text)`` as the libraries call it: a string Python refuses (more digits than
+    it converts) makes them raise."""
+    try:
+        return int(text)
+    except ValueError:
+        raise _Refused(f"{text[:20]!r} is not a number") from None
 
 
 class _Refused(Exception):
@@ -355,6 +375,8 @@ _APS_NAMES = re.compile(r"(?P<first>[a-z]+)(?:-(?P<last>[a-z]+))?", re.I)
 _APS_POSITION = re.compile(r"(?P<option>1st|2nd|3rd|4th|5th|last) +(?P<day>(?:\d+|\w+))", re.I)
 _APS_LAST = re.compile(r"last", re.I)
 _APS_POSITIONS = ("1st", "2nd", "3rd", "4th", "5th", "last")
+#: the longest interval a timedelta holds (999999999 days)
+_TIMEDELTA_SECONDS = 999999999 * 86400
 #: IntervalTrigger's parameters, in their order
 _APS_INTERVAL = (("weeks", 604800), ("days", 86400), ("hours", 3600), ("minutes", 60),
                  ("seconds", 1))
@@ -424,6 +446,8 @@ def _aps_interval(fields) -> tuple[float | None, str | None]:
             total += value * size
         elif kind != _PyValue.ABSENT:
             return None, f"APScheduler's interval trigger raises on {key}: a {kind} value"
+    if not math.isfinite(total) or abs(total) >= _TIMEDELTA_SECONDS:
+        return None, "APScheduler's interval trigger raises: the interval overflows a timedelta"
     if total < 0:
         return None, None
     return (total or 1.0), None
@@ -492,16 +516,16 @@ def _aps_expression(key: str, text: str):
     or (position, weekday from Monday = 0) for ``2nd wed``/``last fri``."""
     low, high = _APS_MIN[key], _APS_MAX[key]
     if m := _APS_ALL.match(text):
-        step = int(m.group("step")) if m.group("step") is not None else None
+        step = _number(m.group("step")) if m.group("step") is not None else None
         if step == 0:
             raise _Refused("a step of 0")
         if step and step > high - low:
             raise _Refused(f"the step {step} is larger than the field's range")
         return set(range(low, high + 1, step or 1))
     if m := _APS_RANGE.match(text):
-        first = int(m.group("first"))
-        last = int(m.group("last")) if m.group("last") is not None else None
-        step = int(m.group("step")) if m.group("step") is not None else None
+        first = _number(m.group("first"))
+        last = _number(m.group("last")) if m.group("last") is not None else None
+        step = _number(m.group("step")) if m.group("step") is not None else None
         return _aps_range(key, first, last, step)
     if key in ("month", "day_of_week") and (m := _APS_NAMES.match(text)):
         names = _MONTHS if key == "month" else _APS_DAYS
@@ -646,7 +670,8 @@ def _huey_field(key: str, value, strict: bool) -> set[int]:
                 raise _Refused(f"{number} is not a valid input")
             found.add(number % 7 if key == "day_of_week" else number)
         elif m := _HUEY_RANGE.fullmatch(piece):
-            low, high, step = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
+            low, high, step = _number(m.group(1)), _number(m.group(2)), \
+                _number(m.group(3) or "1")
             if low not in acceptable or high not in acceptable:
                 raise _Refused(f"{piece!r} is not a valid input")
             if step == 0:
@@ -658,9 +683,10 @@ def _huey_field(key: str, value, strict: bool) -> set[int]:
         elif m := _HUEY_EVERY.fullmatch(piece):
             if key == "day_of_week":
                 raise _Refused("*/n is not allowed in the day of the week")
-            if int(m.group(1)) == 0:
+            every = _number(m.group(1))
+            if every == 0:
                 raise _Refused("a step of 0")
-            found.update(acceptable[::int(m.group(1))])
+            found.update(acceptable[::every])
         elif strict:
             raise _Refused(f"{piece!r} is not a valid input")
         # (otherwise Huey ignores a piece it does not read)
