@@ -142,17 +142,17 @@ def cron_schedule_or_never(text: str, expr: str, timezone: str | None = None,
     field matches — the schedule of the day of the week alone (in a dialect where both
     must match, the entry never runs). ScheduleError otherwise."""
     both = dialect in DAYS_AND_DIALECTS
-    try:
-        if not both or impossible_days(expr) is None:
+    impossible = impossible_days(expr) if both else None
+    if impossible is None:
+        try:
             return cron_schedule(text, expr, timezone, dialect, runtime), None
-    except ScheduleError:
-        if impossible_days(expr) is None:
-            raise
-    impossible = impossible_days(expr)
-    assert impossible is not None
+        except ScheduleError:
+            impossible = impossible_days(expr)
+            if impossible is None:
+                raise
     why, instead = impossible
     if instead is not None and not both:
-        return cron_schedule(text, instead, timezone, runtime=runtime), None
+        return cron_schedule(text, instead, timezone, dialect, runtime), None
     return Schedule(text=text, kind="cron", timezone=timezone, dialect=dialect), \
         NeverRuns("never-matches", why)
 
