@@ -460,31 +460,52 @@ def _aps_next(trigger):
     return nexts
 
 
+#: a date on which each CronTrigger field has a given value (2004 has 53 ISO weeks)
+_PROBES = {
+    "year": lambda v: dt.datetime(v, 1, 1), "month": lambda v: dt.datetime(2001, v, 1),
+    "day": lambda v: dt.datetime(2001, 1, v),
+    "week": lambda v: dt.datetime.combine(dt.date.fromisocalendar(2004, v, 1), dt.time()),
+    "day_of_week": lambda v: dt.datetime(2001, 1, 1 + v),  # 1 January 2001: a Monday
+    "hour": lambda v: dt.datetime(2001, 1, 1, v), "minute": lambda v: dt.datetime(2001, 1, 1, 0, v),
+    "second": lambda v: dt.datetime(2001, 1, 1, 0, 0, v)}
+_BOUNDS = {"year": (1970, 9999), "month": (1, 12), "day": (1, 31), "week": (1, 53),
+           "day_of_week": (0, 6), "hour": (0, 23), "minute": (0, 59), "second": (0, 59)}
+
+
+def _values(field) -> set[int]:
+    """The values a CronTrigger field matches, as the library's own expressions say."""
+    low, high = _BOUNDS[field.name]
+    return {v for v in range(low, high + 1) for e in field.expressions
+            if e.get_next_value(_PROBES[field.name](v), field) == v}
+
+
 def _unrepresentable(how: str, spec, trigger) -> str | None:
     """Why a trigger the library accepts has no five-field schedule: the case's own fields
     say so, never its position in the list."""
     if how not in ("cron", "decorator", "object"):
         return None
-    fields = {f.name: str(f) for f in trigger.fields}
-    if fields["year"] != "*":
+    fields = {f.name: f for f in trigger.fields}
+
+    def every(name: str) -> bool:
+        low, high = _BOUNDS[name]
+        return _values(fields[name]) == set(range(low, high + 1))
+
+    if not every("year"):
         return "a restricted year"
-    if fields["week"] != "*":
+    if not every("week"):
         return "a restricted ISO week"
-    day, weekday = trigger.fields[2], trigger.fields[4]
+    day = fields["day"]
     positions = [e for e in day.expressions
                  if type(e).__name__ == "WeekdayPositionExpression"]
     if positions and len(positions) != len(day.expressions):
         return "weekday positions and days of the month in one day field"
-    weekdays = {v for v in range(7) for e in weekday.expressions
-                if e.get_next_value(dt.datetime(2001, 1, 1 + v), weekday) == v}
-    if positions and not any(p.weekday in weekdays for p in positions):
+    if positions and not any(p.weekday in _values(fields["day_of_week"]) for p in positions):
         return "weekday positions in day that day_of_week excludes (never fires)"
-    seconds = trigger.fields[7]
-    values = sorted({v for v in range(60) for e in seconds.expressions
-                     if e.get_next_value(dt.datetime(2001, 1, 1, 0, 0, v), seconds) == v})
+    values = sorted(_values(fields["second"]))
     if len(values) > 1:
         steps = {(b - a) % 60 for a, b in zip(values, values[1:] + values[:1])}
-        everything_else = all(str(f) == "*" for f in trigger.fields[:7])
+        everything_else = not positions and all(
+            every(name) for name in ("month", "day", "day_of_week", "hour", "minute"))
         if len(steps) != 1 or not everything_else:
             return "several seconds in a minute, not one step every minute"
     return None
