@@ -159,6 +159,10 @@ class Schedule:
     calendar: tuple[str, ...] | None = None
     #: fires at fixed hours (not every hour)
     fixed_time: bool = False
+    #: the dialect the schedule was read in, where jobsafe reads it as that scheduler does:
+    #: ``debian`` (Debian's cron), ``systemd``, ``celery``, ``apscheduler``, ``huey`` (in
+    #: the last three a day matches when its day of the month and weekday both do)
+    dialect: str | None = None
 
     @property
     def recurring(self) -> bool:

@@ -9,6 +9,7 @@ within a day a cron schedule fires at the same minutes every time.
 from __future__ import annotations
 
 import datetime as dt
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,6 +30,16 @@ MACROS = {
     "@midnight": "0 0 * * *",
     "@hourly": "0 * * * *",
 }
+
+#: Dialects whose day-of-month and day-of-week must both match (Celery's ``crontab()``,
+#: APScheduler's ``CronTrigger``, Huey's ``crontab()``); cron's own (Debian/Vixie, robfig)
+#: fires when either matches once both are restricted.
+DAYS_AND_DIALECTS = frozenset({"celery", "apscheduler", "huey"})
+
+#: the dialects a schedule is read in, by name (``Schedule.dialect``), for the inventory
+DIALECT_NAMES = {"debian": "Debian cron", "celery": "Celery crontab()",
+                 "apscheduler": "APScheduler CronTrigger", "huey": "Huey crontab()",
+                 "systemd": "systemd OnCalendar="}
 
 #: The span the arithmetic covers: four calendar years (one of them a leap year).
 SPAN_YEARS = 4
@@ -62,8 +73,10 @@ def _span() -> tuple[dt.date, int]:
 
 
 @lru_cache(maxsize=4096)
-def cron_firings(expr: str) -> Firings:
-    """Parse a five-field cron expression; raise ScheduleError when cron would reject it."""
+def cron_firings(expr: str, dialect: str | None = None) -> Firings:
+    """Parse a five-field cron expression; raise ScheduleError when cron would reject it.
+    In a dialect of ``DAYS_AND_DIALECTS`` a day matches when its day of the month and its
+    weekday both do."""
     fields = expr.split()
     if len(fields) != 5:
         raise ScheduleError(f"expected 5 time fields, found {len(fields)}")
@@ -75,6 +88,8 @@ def cron_firings(expr: str) -> Firings:
         sim = CronSim(expr, dt.datetime.combine(start, dt.time()))
     except (CronSimError, ValueError, IndexError) as exc:
         raise ScheduleError(str(exc) or "invalid cron expression") from None
+    if dialect in DAYS_AND_DIALECTS:
+        sim.day_and = True
     minutes = sorted(m for m in sim.minutes if isinstance(m, int))
     hours = sorted(h for h in sim.hours if isinstance(h, int))
     seconds = tuple(h * 3600 + m * 60 for h in hours for m in minutes)
@@ -119,21 +134,27 @@ def impossible_days(expr: str) -> tuple[str, str | None] | None:
     return why, (None if dow.startswith("*") else f"{minute} {hour} * {month} {dow}")
 
 
-def cron_schedule_or_never(text: str, expr: str, timezone: str | None = None
+def cron_schedule_or_never(text: str, expr: str, timezone: str | None = None,
+                           dialect: str | None = None, runtime: str | None = None
                            ) -> tuple[Schedule, NeverRuns | None]:
     """A cron schedule, also when its day never comes: then a schedule that never runs
     (why), or — a day of the week restricted too, as cron and robfig/cron fire when either
-    field matches — the schedule of the day of the week alone. ScheduleError otherwise."""
-    try:
-        return cron_schedule(text, expr, timezone), None
-    except ScheduleError:
-        impossible = impossible_days(expr)
-        if impossible is None:
-            raise
+    field matches — the schedule of the day of the week alone (in a dialect where both
+    must match, the entry never runs). ScheduleError otherwise."""
+    both = dialect in DAYS_AND_DIALECTS
+    impossible = impossible_days(expr) if both else None
+    if impossible is None:
+        try:
+            return cron_schedule(text, expr, timezone, dialect, runtime), None
+        except ScheduleError:
+            impossible = impossible_days(expr)
+            if impossible is None:
+                raise
     why, instead = impossible
-    if instead is not None:
-        return cron_schedule(text, instead, timezone), None
-    return Schedule(text=text, kind="cron", timezone=timezone), NeverRuns("never-matches", why)
+    if instead is not None and not both:
+        return cron_schedule(text, instead, timezone, dialect, runtime), None
+    return Schedule(text=text, kind="cron", timezone=timezone, dialect=dialect), \
+        NeverRuns("never-matches", why)
 
 
 @lru_cache(maxsize=4096)
@@ -174,13 +195,23 @@ def coincide(a: Firings, b: Firings) -> bool:
                for days_a, sec_a in a.groups for days_b, sec_b in b.groups)
 
 
-def cron_schedule(text: str, expr: str, timezone: str | None = None) -> Schedule:
-    """A Schedule for a cron expression (``expr`` already has macros expanded)."""
-    firings = cron_firings(expr)
+def cron_schedule(text: str, expr: str, timezone: str | None = None,
+                  dialect: str | None = None, runtime: str | None = None) -> Schedule:
+    """A Schedule for a cron expression (``expr`` already has macros expanded), read in
+    ``dialect`` (None: cron's own). With a time zone and a ``runtime`` of ``DST_RUNTIMES``
+    the shortest interval and the runs per day follow what that runtime does on the days
+    the zone's clocks change (``dst_summary``); otherwise they are wall-clock arithmetic."""
+    firings = cron_firings(expr, dialect)
     interval, per_day = summarize(firings)
+    if timezone and runtime in DST_RUNTIMES:
+        fields = expr.split()
+        # Debian's cron: a "wildcard" entry is one whose minute or hour field begins with
+        # `*` (entry.c's MIN_STAR | HR_STAR); the others are "fixed-time"
+        wild = fields[0].startswith("*") or fields[1].startswith("*")
+        interval, per_day = dst_summary(firings, timezone, runtime, wild) or (interval, per_day)
     return Schedule(text=text, kind="cron", timezone=timezone, min_interval_seconds=interval,
                     runs_per_day=per_day, fire_minutes=firings.minutes_of_day(), cron=expr,
-                    fixed_time=not expr.split()[1].startswith("*"))
+                    fixed_time=not expr.split()[1].startswith("*"), dialect=dialect)
 
 
 def calendar_schedule(expressions: tuple[str, ...], text: str) -> Schedule:
@@ -189,15 +220,18 @@ def calendar_schedule(expressions: tuple[str, ...], text: str) -> Schedule:
     firings = calendar_firings(tuple(expressions))
     interval, per_day = summarize(firings)
     zones = {s.timezone for s in specs if s.timezone}
+    if len(zones) == 1 and len(specs) == sum(1 for s in specs if s.timezone):
+        interval, per_day = dst_summary(firings, next(iter(zones)), "systemd", False) or \
+            (interval, per_day)
     return Schedule(text=text, kind="calendar", timezone=zones.pop() if len(zones) == 1 else None,
                     min_interval_seconds=interval, runs_per_day=per_day,
                     fire_minutes=firings.minutes_of_day(), calendar=tuple(expressions),
-                    fixed_time=all(s.hours.items is not None for s in specs))
+                    fixed_time=all(s.hours.items is not None for s in specs), dialect="systemd")
 
 
 def firings_of(schedule: Schedule) -> Firings | None:
     if schedule.cron:
-        return cron_firings(schedule.cron)
+        return cron_firings(schedule.cron, schedule.dialect)
     if schedule.calendar:
         return calendar_firings(schedule.calendar)
     return None
@@ -263,3 +297,151 @@ def dst_minutes(zone: str) -> tuple[frozenset[int], frozenset[int]] | None:
             elif local.utcoffset() != local.replace(fold=1).utcoffset():
                 repeated_minutes.add(minute)
     return frozenset(skipped_minutes), frozenset(repeated_minutes)
+
+
+# -- daylight saving: what each runtime does on the days the clocks change ----------------
+
+#: runtimes whose handling of daylight-saving changes the arithmetic follows:
+#: ``cron`` — Debian's (Vixie) cron, cron.c's main loop: a fixed-time entry's firings in the
+#: skipped hour run right after the change, one after another (a 10-second pause after each
+#: run, until the real minute is over), and a firing in the repeated hour runs once, the
+#: first time; a wildcard entry (minute or hour field beginning with ``*``) is not caught up
+#: and runs in both repeated hours. ``systemd`` — a time that does not exist is skipped, a
+#: repeated one elapses once (the first).
+DST_RUNTIMES = frozenset({"cron", "systemd"})
+_CATCH_UP_PAUSE = 10
+_CATCH_UP_RUNS = 60 // _CATCH_UP_PAUSE
+
+
+@lru_cache(maxsize=256)
+def change_days(zone: str) -> tuple[int, ...]:
+    """Ordinals of the days in the span on which ``zone``'s UTC offset changes (empty for
+    zones without changes and for unknown zones)."""
+    try:
+        tz = ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ()
+    start, span_days = _span()
+    out = []
+    before = dt.datetime.combine(start, dt.time(), tz).utcoffset()
+    for i in range(span_days):
+        after = dt.datetime.combine(start + dt.timedelta(days=i + 1), dt.time(), tz).utcoffset()
+        if after != before:
+            out.append((start + dt.timedelta(days=i)).toordinal())
+        before = after
+    return tuple(out)
+
+
+def changed_times(ordinal: int, zone: str) -> tuple[int, int, bool] | None:
+    """The local times of one day that a change skips or repeats: (first second of the day,
+    second after the last, skipped). None when the day has no change."""
+    tz = ZoneInfo(zone)
+    day = dt.date.fromordinal(ordinal)
+    low = int(dt.datetime.combine(day, dt.time(), tz).timestamp())
+    high = int(dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tz).timestamp())
+
+    def offset(at: int) -> int:
+        found = dt.datetime.fromtimestamp(at, tz).utcoffset()
+        return int(found.total_seconds()) if found is not None else 0
+
+    before, after = offset(low), offset(high)
+    if before == after:
+        return None
+    while high - low > 1:  # the instant of the change, to the second
+        middle = (low + high) // 2
+        low, high = (middle, high) if offset(middle) == before else (low, middle)
+    local = high + before - int(dt.datetime.combine(day, dt.time(), dt.timezone.utc).timestamp())
+    if after > before:  # spring: the local times from the change's are skipped
+        return local, local + after - before, True
+    return local + after - before, local, False  # autumn: the last hour is lived twice
+
+
+def real_firings(ordinal: int, seconds: tuple[int, ...], zone: str, runtime: str,
+                 wild: bool) -> tuple[list[float], bool]:
+    """(the instants, as POSIX timestamps, at which ``runtime`` starts the firings
+    ``seconds`` of one local day, whether one falls in a skipped or repeated local time)."""
+    tz = ZoneInfo(zone)
+    midnight = dt.datetime.combine(dt.date.fromordinal(ordinal), dt.time())
+    changed = changed_times(ordinal, zone)
+    out: list[float] = []
+    catch_up = 0
+    shifted = False
+    for second in seconds:
+        local = midnight + dt.timedelta(seconds=second)
+        if changed is None or not changed[0] <= second <= changed[1]:
+            out.append(local.replace(tzinfo=tz).timestamp())
+            continue
+        start, end, skipped = changed
+        if second == end:  # the first time after the change
+            if skipped and runtime == "cron" and not wild and catch_up:
+                catch_up += 1  # Debian's catch-up loop reaches it too
+            else:
+                out.append(local.replace(tzinfo=tz).timestamp())
+            continue
+        shifted = True
+        if not skipped:  # a repeated local time: the first time, and again for a wildcard
+            out.append(local.replace(tzinfo=tz).timestamp())
+            if runtime == "cron" and wild:
+                out.append(local.replace(tzinfo=tz, fold=1).timestamp())
+        elif runtime == "cron" and not wild:  # skipped: caught up right after the change
+            catch_up += 1
+    if catch_up:
+        resumed = (midnight + dt.timedelta(seconds=changed[1] if changed else 0)
+                   ).replace(tzinfo=tz).timestamp()
+        out += [resumed + i * _CATCH_UP_PAUSE for i in range(min(catch_up, _CATCH_UP_RUNS))]
+    return sorted(out), shifted
+
+
+def dst_summary(firings: Firings, zone: str, runtime: str, wild: bool
+                ) -> tuple[int | None, float] | None:
+    """(shortest gap in seconds, runs per day) of ``firings`` in ``zone`` as ``runtime``
+    runs them, where some firing falls in a local time a change skips or repeats; None when
+    none does (the wall-clock arithmetic is then what the runtime does). Bounded: only the
+    firings of the changed local times and their neighbours are computed in real time."""
+    changes = change_days(zone)
+    if not changes or not firings.groups:
+        return None
+    tz = ZoneInfo(zone)
+    ordered = sorted(set().union(*(g[0] for g in firings.groups)))
+    gap, _ = summarize(firings)
+    runs = sum(len(_day_seconds(firings, o)) for o in ordered) if len(firings.groups) > 1 \
+        else len(firings.groups[0][0]) * len(firings.groups[0][1])
+    shifted_any = False
+    for ordinal in changes:
+        seconds = _day_seconds(firings, ordinal)
+        changed = changed_times(ordinal, zone)
+        if not seconds or changed is None:
+            continue
+        lo, hi = bisect_left(seconds, changed[0]), bisect_left(seconds, changed[1])
+        if lo == hi:
+            continue  # no firing at a skipped or repeated time
+        shifted_any = True
+        middle, shifted = real_firings(ordinal, seconds[lo:hi + 2], zone, runtime, wild)
+        runs += len(middle) - len(seconds[lo:hi + 2])
+        # the firing before and the one after, in real time
+        around: list[float] = []
+        i = bisect_left(ordered, ordinal)
+        if lo > 0:
+            around.append(_instant(ordinal, seconds[lo - 1], tz))
+        elif i > 0:
+            around.append(_instant(ordered[i - 1], _day_seconds(firings, ordered[i - 1])[-1], tz))
+        if hi + 2 >= len(seconds) and i + 1 < len(ordered):
+            around.append(_instant(ordered[i + 1], _day_seconds(firings, ordered[i + 1])[0], tz))
+        instants = sorted(middle + around)
+        gaps = [int(b - a) for a, b in zip(instants, instants[1:])]
+        if gaps:
+            gap = min(gaps) if gap is None else min(gap, *gaps)
+    if not shifted_any:
+        return None
+    return gap, round(runs / firings.span_days, 4)
+
+
+def _instant(ordinal: int, second: int, tz: ZoneInfo) -> float:
+    local = dt.datetime.combine(dt.date.fromordinal(ordinal), dt.time()) + \
+        dt.timedelta(seconds=second)
+    return local.replace(tzinfo=tz).timestamp()
+
+
+def _day_seconds(firings: Firings, ordinal: int) -> tuple[int, ...]:
+    return tuple(sorted(set().union(*(secs for matching, secs in firings.groups
+                                      if ordinal in matching))))

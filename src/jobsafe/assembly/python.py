@@ -5,9 +5,9 @@ import re
 from dataclasses import replace
 from functools import partial
 
-from ..model import Entry, Job, Lock, ParseError, Schedule, Span, Target
+from ..model import Entry, Job, Lock, NeverRuns, ParseError, Schedule, Span, Target
 from ..paths import is_test_path
-from ..schedule import cron_schedule
+from ..schedule import DAYS_AND_DIALECTS, cron_schedule_or_never
 from ..sources.python.index import entry_code, resolve_function, task_function
 from ..timespec import ScheduleError
 from .context import Step
@@ -41,9 +41,17 @@ class PythonAssembly(Step):
         self.project.internal_errors.extend(python.internal_errors)
 
     def _scheduled_call(self, rel: str, call) -> None:
-        if call.cron:
+        never = None
+        options = tuple((k, v) for k, v in call.options if k != "refused")
+        refused = dict(call.options).get("refused")
+        if refused:  # the library raises on the schedule as written (schedulers._refusal)
+            schedule = Schedule(text=call.text, kind="templated")
+            never = NeverRuns("refused", f"{refused} (`{' '.join(call.text.split())[:80]}`)")
+        elif call.cron:
+            dialect = call.source if call.source in DAYS_AND_DIALECTS else None
             try:
-                schedule = cron_schedule(call.text or call.cron, call.cron)
+                schedule, never = cron_schedule_or_never(call.text or call.cron, call.cron,
+                                                         dialect=dialect)
             except ScheduleError as exc:
                 self.project.parse_errors.append(ParseError(call.span, f"invalid schedule: {exc}"))
                 return
@@ -74,7 +82,7 @@ class PythonAssembly(Step):
         self.project.jobs.append(Job(
             id=f"{call.source}:{call.span.path}:{call.span.line}", source=call.source,
             span=call.span, schedule=replace(schedule, text=text[:80]), command=call.target,
-            targets=(target,), locks=locks, options=call.options))
+            targets=(target,), locks=locks, options=options, never_runs=never))
 
     def _django_cron_lock(self, call) -> Lock:
         """The lock ``runcrons`` takes around each job class: a cache key (the default

@@ -12,6 +12,7 @@ from .. import __version__
 from ..analysis import Analysis
 from ..model import Job
 from ..paths import relative_to_root
+from ..schedule import DIALECT_NAMES
 
 
 def job_dict(job: Job, rules: list[str]) -> dict:
@@ -24,6 +25,8 @@ def job_dict(job: Job, rules: list[str]) -> dict:
     }
     if s.timezone:
         data["timezone"] = s.timezone
+    if s.dialect:
+        data["dialect"] = DIALECT_NAMES.get(s.dialect, s.dialect)
     data.update({
         "min_interval_seconds": s.min_interval_seconds,
         "runs_per_day": s.runs_per_day,
@@ -101,8 +104,11 @@ def print_inventory(analysis: Analysis, console: Console) -> None:
         where = f"{relative_to_root(job.span.path, analysis.project.root)}:{job.span.line}"
         if len(where) > widths["job"]:  # keep the file name and line, cut the folders
             where = "…" + where[len(where) - widths["job"] + 1:]
+        # an in-process scheduler's own dialect (cron's and systemd's go without saying)
+        dialect = f" ({DIALECT_NAMES[job.schedule.dialect]})" if job.schedule.dialect in \
+            ("celery", "apscheduler", "huey") else ""
         table.add_row(escape(where) + f"\n[dim]{escape(command)}[/]",
-                      escape(job.schedule.text) + f"\n[dim]{escape(r.words)}[/]",
+                      escape(job.schedule.text) + f"\n[dim]{escape(r.words + dialect)}[/]",
                       r.every or "-", escape(r.guard or "none"), r.bound or "none",
                       "\n".join(", ".join(findings[i:i + 2]) for i in range(0, len(findings), 2))
                       or "-")

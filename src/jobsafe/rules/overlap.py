@@ -670,16 +670,36 @@ class DstSensitiveSchedule(Rule):
                 shifted = skipped
                 what = prose("a time the spring change skips: systemd does not start the job "
                              "that day (on the autumn day it runs once)")
-            elif job.source == "cron":
+            elif job.source == "cron" and sched.cron and sched.cron.split()[0].startswith("*"):
+                # Debian's cron: a minute field beginning with `*` makes a wildcard entry,
+                # which is not caught up after the spring change and runs in both of the
+                # autumn's hours (cron.c; schedule.DST_RUNTIMES)
                 shifted = skipped | repeated
                 in_spring = bool(set(sched.fire_minutes) & skipped)
                 in_autumn = bool(set(sched.fire_minutes) & repeated)
                 what = prose(
-                    "a time the spring change skips and the autumn change repeats: cron runs "
-                    "it right after the spring change, and once in the repeated hour"
+                    "a time the spring change skips and the autumn change repeats: its minute "
+                    "field begins with `*`, so cron treats it as a wildcard job, does not run "
+                    "it in the skipped hour and runs it in both repeated hours"
                     if in_spring and in_autumn else
-                    "a time the spring change skips: cron runs it right after the change "
-                    "that day, off its time" if in_spring else
+                    "a time the spring change skips: its minute field begins with `*`, so "
+                    "cron treats it as a wildcard job and does not run it in the skipped hour"
+                    if in_spring else
+                    "a time the autumn change repeats: its minute field begins with `*`, so "
+                    "cron treats it as a wildcard job and runs it in both hours")
+            elif job.source == "cron":
+                shifted = skipped | repeated
+                in_spring = bool(set(sched.fire_minutes) & skipped)
+                in_autumn = bool(set(sched.fire_minutes) & repeated)
+                several = len(set(sched.fire_minutes) & skipped) > 1
+                caught_up = "runs them one after another right after the spring change " \
+                    "(10 s apart)" if several else "runs it right after the spring change"
+                what = prose(
+                    f"a time the spring change skips and the autumn change repeats: cron "
+                    f"{caught_up}, and once in the repeated hour"
+                    if in_spring and in_autumn else
+                    f"a time the spring change skips: cron {caught_up} that day, off its time"
+                    if in_spring else
                     "a time the autumn change repeats: cron runs it once that day, at the "
                     "first of the two")
             else:

@@ -174,6 +174,12 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
     return result
 
 
+def _dialect(debian: bool) -> tuple[str | None, str | None]:
+    """(dialect, runtime) of a schedule: Debian's cron, whose daylight-saving handling the
+    arithmetic follows (schedule.DST_RUNTIMES), or a container runner's (neither)."""
+    return ("debian", "cron") if debian else (None, None)
+
+
 def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEntry | None:
     never: NeverRuns | None = None
     stripped = line.lstrip()
@@ -198,7 +204,7 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
         if expr is None:
             schedule = Schedule(text=text, kind="reboot", timezone=env.get("CRON_TZ"))
         else:
-            schedule = cron_schedule(text, expr, env.get("CRON_TZ"))
+            schedule = cron_schedule(text, expr, env.get("CRON_TZ"), *_dialect(debian))
     else:
         split = _split_fields(line, 5, debian)
         if split is None:
@@ -224,7 +230,7 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
             try:
                 schedule, never = cron_schedule_or_never(
                     expr, reading.expression if reading and reading.expression else expr,
-                    env.get("CRON_TZ"))
+                    env.get("CRON_TZ"), *_dialect(debian))
             except ScheduleError as exc:
                 error(f"invalid schedule {expr!r}: {exc}")
                 return None
