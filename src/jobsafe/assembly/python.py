@@ -42,11 +42,10 @@ class PythonAssembly(Step):
 
     def _scheduled_call(self, rel: str, call) -> None:
         never = None
-        options = tuple((k, v) for k, v in call.options if k != "refused")
-        refused = dict(call.options).get("refused")
-        if refused:  # the library raises on the schedule as written (schedulers._refusal)
+        if call.refused:  # the library raises on the schedule as written
             schedule = Schedule(text=call.text, kind="templated")
-            never = NeverRuns("refused", f"{refused} (`{' '.join(call.text.split())[:80]}`)")
+            never = NeverRuns("refused",
+                              f"{call.refused} (`{' '.join(call.text.split())[:80]}`)")
         elif call.cron:
             dialect = call.source if call.source in DAYS_AND_DIALECTS else None
             try:
@@ -82,7 +81,7 @@ class PythonAssembly(Step):
         self.project.jobs.append(Job(
             id=f"{call.source}:{call.span.path}:{call.span.line}", source=call.source,
             span=call.span, schedule=replace(schedule, text=text[:80]), command=call.target,
-            targets=(target,), locks=locks, options=options, never_runs=never))
+            targets=(target,), locks=locks, options=call.options, never_runs=never))
 
     def _django_cron_lock(self, call) -> Lock:
         """The lock ``runcrons`` takes around each job class: a cache key (the default

@@ -717,12 +717,17 @@ class DstSensitiveSchedule(Rule):
                 (job,), job.id)
 
 
+#: the scheduler that accepts a job's schedule, by the job's source (cron otherwise)
+_SCHEDULER_NAMES = {"k8s": "Kubernetes", "systemd": "systemd", "celery": "Celery beat",
+                    "apscheduler": "APScheduler", "huey": "Huey"}
+
+
 class ScheduleNeverRuns(Rule):
     id = "JOB113"
     name = "schedule-never-runs"
     severity = Severity.ERROR
     summary = "A schedule entry its scheduler refuses, or accepts and never runs."
-    sources = ("cron", "systemd", "k8s")
+    sources = ("cron", "systemd", "k8s", "python")
 
     def check(self, project):
         for job in sorted(project.jobs, key=lambda j: j.span):
@@ -742,6 +747,5 @@ class ScheduleNeverRuns(Rule):
                 text = message("`{schedule}` never fires: {why}; {scheduler} accepts it, so "
                                "nothing says that the job never runs",
                                schedule=job.schedule.text, why=prose(never.text),
-                               scheduler=prose({"k8s": "Kubernetes", "systemd": "systemd"}
-                                               .get(job.source, "cron")))
+                               scheduler=prose(_SCHEDULER_NAMES.get(job.source, "cron")))
             yield self.finding(job.span, text, (job,), job.id)

@@ -114,3 +114,6 @@ class ScheduledCall:
     #: the scheduler's own overlap and catch-up settings, as written (APScheduler's
     #: max_instances, coalesce, misfire_grace_time; django-cron's ALLOW_PARALLEL_RUNS ...)
     options: tuple[tuple[str, str], ...] = ()
+    #: why the scheduler raises on the schedule as written: the job is kept, and never runs
+    #: (JOB113), rather than given a schedule made up
+    refused: str | None = None

@@ -80,13 +80,7 @@ def _beat_entry(an, at, value: cst.Dict) -> list[ScheduledCall]:
     if not task or "schedule" not in entry:
         return []
     cron, interval, text, refused = _celery_schedule(an, entry["schedule"])
-    return [ScheduledCall("celery", an.span(at), task, cron, interval, text, _refusal(refused))]
-
-
-def _refusal(why: str | None) -> tuple[tuple[str, str], ...]:
-    """The options that say the scheduler raises on the schedule as written (``refused``):
-    the job is kept, and never runs (JOB113), rather than given a schedule made up."""
-    return (("refused", why),) if why else ()
+    return [ScheduledCall("celery", an.span(at), task, cron, interval, text, refused=refused)]
 
 
 def _celery_schedule(an, node):
@@ -352,7 +346,7 @@ def _call(an, call: cst.Call) -> list[ScheduledCall]:
         target = an.code(sig.func.value) if isinstance(sig, cst.Call) and \
             isinstance(sig.func, cst.Attribute) and sig.func.attr.value in ("s", "si") else an.code(sig)
         return [ScheduledCall("celery", an.span(call), target, cron, interval, text,
-                              _refusal(refused))]
+                              refused=refused)]
     return []
 
 
@@ -404,7 +398,7 @@ def _apscheduler(an, call, target, trigger, where) -> list[ScheduledCall]:
     else:
         return []
     return [ScheduledCall("apscheduler", an.span(where), name, cron, interval, an.code(call),
-                          options + _refusal(refused))]
+                          options, refused)]
 
 
 def _aps_trigger_object(an, trigger: cst.Call) -> tuple[str | None, dict | None]:
@@ -608,7 +602,7 @@ def _decorated(an, func: cst.FunctionDef) -> list[ScheduledCall]:
         elif method in _HUEY_PERIODIC and d.args:
             cron, text, refused = _huey_schedule(an, argument(d, "validate_datetime", 0))
             out.append(ScheduledCall("huey", an.span(func), an.function_name(func), cron,
-                                     None, text, _refusal(refused)))
+                                     None, text, refused=refused))
     return out
 
 
