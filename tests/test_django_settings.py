@@ -63,7 +63,7 @@ SPELLINGS = {
 
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
 @pytest.mark.parametrize("backend, scope", [(LOCMEM, "process"), (REDIS, "cluster")])
-def test_cache_lock_scope_follows_the_default_alias(tmp_path, spelling, backend, scope):
+def test_cache_lock_scope_follows_the_default_alias(write_tree, spelling, backend, scope):
     imports, body = SPELLINGS[spelling]
     files = {
         "crontab": "*/5 * * * * timeout 4m python3 /srv/manage.py sync\n",
@@ -75,9 +75,7 @@ def test_cache_lock_scope_follows_the_default_alias(tmp_path, spelling, backend,
         "shop/caching.py": "from django.core.cache import cache\n",
         "shop/management/commands/sync.py": COMMAND.format(imports=imports, body=body),
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    project = run_analysis(tmp_path).project
+    root = write_tree(files)
+    project = run_analysis(root).project
     locks = [lock for job in project.jobs for lock in job.all_locks]
     assert [(lock.kind, lock.scope) for lock in locks] == [("cache-key", scope)]

@@ -57,11 +57,10 @@ WITH_PIPELINE = '''    with r.pipeline() as pipe:
     (WATCHED.format(ttl="600").replace('pipe.watch("lock:sync")', 'pipe.watch("other")'), []),
     ('    r.set("lock:sync", "me", 600)', []),
 ])
-def test_redis_set_locks(tmp_path, body, expected):
-    (tmp_path / "crontab").write_text("*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n")
-    (tmp_path / "jobs").mkdir()
-    (tmp_path / "jobs/sync.py").write_text(JOB.format(body=body))
-    [job] = run_analysis(tmp_path).project.jobs
+def test_redis_set_locks(write_tree, body, expected):
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "jobs/sync.py": JOB.format(body=body)})
+    [job] = run_analysis(root).project.jobs
     assert [(lock.kind, lock.ttl_seconds) for lock in job.all_locks] == expected
 
 
@@ -102,15 +101,13 @@ CLAIM_SQL = '"UPDATE app_task SET owner = %s WHERE id IN (SELECT id FROM app_tas
     ('        rows = Task.objects.filter(pk=1, owner="me").update(owner=None)\n'
      '        if rows != 1:\n            raise RuntimeError("lost the claim")', []),
 ])
-def test_database_lock_spellings(tmp_path, body, expected):
+def test_database_lock_spellings(write_tree, body, expected):
     files = {
         "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
         "app/__init__.py": "", "app/models.py": "from django.db import models\n\n\n"
         "class Task(models.Model):\n    owner = models.CharField(max_length=50, null=True)\n",
         "jobs/sync.py": DJANGO_JOB.format(body=body),
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    [job] = run_analysis(tmp_path).project.jobs
+    root = write_tree(files)
+    [job] = run_analysis(root).project.jobs
     assert [(lock.kind, lock.key) for lock in job.all_locks] == expected

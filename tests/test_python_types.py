@@ -67,7 +67,7 @@ SPELLINGS = {
                                          "guard: Optional[FileGuard] = None",
                                          "guard: FileGuard"])
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
-def test_the_lock_is_taken_where_the_job_uses_it(tmp_path, spelling, declaration):
+def test_the_lock_is_taken_where_the_job_uses_it(write_tree, spelling, declaration):
     imports, setup, use = SPELLINGS[spelling]
     files = {
         "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
@@ -75,10 +75,8 @@ def test_the_lock_is_taken_where_the_job_uses_it(tmp_path, spelling, declaration
         "app/state.py": STATE.format(declaration=declaration),
         "jobs/sync.py": JOB.format(imports=imports, setup=setup, use=use),
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    analysis = run_analysis(tmp_path)
+    root = write_tree(files)
+    analysis = run_analysis(root)
     [job] = analysis.project.jobs
     assert [(lock.kind, lock.span.path) for lock in job.all_locks] == [("flock", "jobs/sync.py")]
     assert not [f for f in analysis.findings if f.rule == "JOB101"]
@@ -86,7 +84,7 @@ def test_the_lock_is_taken_where_the_job_uses_it(tmp_path, spelling, declaration
 
 @pytest.mark.parametrize("declaration", ["guard: int | None = None", "guard: Any = None",
                                          "guard = None"])
-def test_an_annotation_that_names_no_lock_class_gives_no_lock(tmp_path, declaration):
+def test_an_annotation_that_names_no_lock_class_gives_no_lock(write_tree, declaration):
     files = {
         "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
         "app/__init__.py": "", "app/guard.py": GUARD,
@@ -94,10 +92,8 @@ def test_an_annotation_that_names_no_lock_class_gives_no_lock(tmp_path, declarat
         "jobs/sync.py": JOB.format(imports="from app import state", setup="pass",
                                    use="state.guard.exclusive()"),
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    analysis = run_analysis(tmp_path)
+    root = write_tree(files)
+    analysis = run_analysis(root)
     [job] = analysis.project.jobs
     assert not list(job.all_locks)
     assert [f.rule for f in analysis.findings] == ["JOB101"]
@@ -127,7 +123,7 @@ class Instance:
     ("flock=False", 1),                # dry_run defaults to False: the second runs
     ("flock=options.flock, dry_run=True", 1),  # not known: it may
 ])
-def test_a_branch_on_a_parameter_runs_as_the_call_says(tmp_path, arguments, taken):
+def test_a_branch_on_a_parameter_runs_as_the_call_says(write_tree, arguments, taken):
     files = {
         "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
         "app/__init__.py": "", "app/instance.py": INSTANCE,
@@ -135,15 +131,13 @@ def test_a_branch_on_a_parameter_runs_as_the_call_says(tmp_path, arguments, take
                                    setup="options = sys.argv",
                                    use=f"Instance('/var/lock/sync', {arguments})"),
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    [job] = run_analysis(tmp_path).project.jobs
+    root = write_tree(files)
+    [job] = run_analysis(root).project.jobs
     assert len({lock.span for lock in job.all_locks}) == (1 if taken else 0)
 
 
 @pytest.mark.parametrize("package, taken", [(False, 1), (True, 0)])
-def test_a_script_imports_its_neighbours(tmp_path, package, taken):
+def test_a_script_imports_its_neighbours(write_tree, package, taken):
     """A folder of scripts (no ``__init__.py``) runs with itself on ``sys.path``: ``from
     guard import FileGuard`` is the file beside it. In a package it would be a top-level
     module of that name, which the tree does not have."""
@@ -155,10 +149,8 @@ def test_a_script_imports_its_neighbours(tmp_path, package, taken):
     }
     if package:
         files["common/__init__.py"] = ""
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    [job] = run_analysis(tmp_path).project.jobs
+    root = write_tree(files)
+    [job] = run_analysis(root).project.jobs
     assert [lock.span.path for lock in job.all_locks] == ["common/sync.py"] * taken
 
 
@@ -190,7 +182,7 @@ def lock_dir(directory, limit=2):
 '''
 
 
-def test_a_helper_locking_one_of_the_callers_files_is_held_by_the_caller(tmp_path):
+def test_a_helper_locking_one_of_the_callers_files_is_held_by_the_caller(write_tree):
     """swift's lock_path: the flock is taken on one of the file descriptors the manager
     opened and handed to a helper; the manager holds it while it yields."""
     files = {
@@ -199,10 +191,8 @@ def test_a_helper_locking_one_of_the_callers_files_is_held_by_the_caller(tmp_pat
         "jobs/sync.py": JOB.format(imports="from app.locking import lock_dir", setup="pass",
                                    use="with lock_dir('/var/lock/sync'):\n        pass"),
     }
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    analysis = run_analysis(tmp_path)
+    root = write_tree(files)
+    analysis = run_analysis(root)
     [job] = analysis.project.jobs
     assert [(lock.kind, lock.span.path, lock.release) for lock in job.all_locks] == [
         ("flock", "jobs/sync.py", "with")]
