@@ -25,6 +25,8 @@ Applicability = Literal["safe", "unsafe"]
 
 #: how far a lock reaches: the process that takes it, the host, every host
 LockScope = Literal["process", "host", "cluster"]
+#: how a scheduler reads a schedule (``Schedule.dialect``)
+ScheduleDialect = Literal["debian", "systemd", "celery", "apscheduler", "huey"]
 #: what frees a lock whose holder died or hung
 StaleHandling = Literal[
     "none",           # nothing: a lock or pid file whose existence alone means "locked"
@@ -162,7 +164,7 @@ class Schedule:
     #: the dialect the schedule was read in, where jobsafe reads it as that scheduler does:
     #: ``debian`` (Debian's cron), ``systemd``, ``celery``, ``apscheduler``, ``huey`` (in
     #: the last three a day matches when its day of the month and weekday both do)
-    dialect: str | None = None
+    dialect: ScheduleDialect | None = None
 
     @property
     def recurring(self) -> bool:

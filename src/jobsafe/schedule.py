@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 from .calendar import parse_calendar
-from .model import NeverRuns, Schedule
+from .model import NeverRuns, Schedule, ScheduleDialect
 from .timespec import ScheduleError
 
 MACROS = {
@@ -34,10 +34,10 @@ MACROS = {
 #: Dialects whose day-of-month and day-of-week must both match (Celery's ``crontab()``,
 #: APScheduler's ``CronTrigger``, Huey's ``crontab()``); cron's own (Debian/Vixie, robfig)
 #: fires when either matches once both are restricted.
-DAYS_AND_DIALECTS = frozenset({"celery", "apscheduler", "huey"})
+DAYS_AND_DIALECTS: frozenset[ScheduleDialect] = frozenset({"celery", "apscheduler", "huey"})
 
 #: the dialects a schedule is read in, by name (``Schedule.dialect``), for the inventory
-DIALECT_NAMES = {"debian": "Debian cron", "celery": "Celery crontab()",
+DIALECT_NAMES: dict[ScheduleDialect, str] = {"debian": "Debian cron", "celery": "Celery crontab()",
                  "apscheduler": "APScheduler CronTrigger", "huey": "Huey crontab()",
                  "systemd": "systemd OnCalendar="}
 
@@ -73,7 +73,7 @@ def _span() -> tuple[dt.date, int]:
 
 
 @lru_cache(maxsize=4096)
-def cron_firings(expr: str, dialect: str | None = None) -> Firings:
+def cron_firings(expr: str, dialect: ScheduleDialect | None = None) -> Firings:
     """Parse a five-field cron expression; raise ScheduleError when cron would reject it.
     In a dialect of ``DAYS_AND_DIALECTS`` a day matches when its day of the month and its
     weekday both do."""
@@ -135,7 +135,7 @@ def impossible_days(expr: str) -> tuple[str, str | None] | None:
 
 
 def cron_schedule_or_never(text: str, expr: str, timezone: str | None = None,
-                           dialect: str | None = None, runtime: str | None = None
+                           dialect: ScheduleDialect | None = None, runtime: str | None = None
                            ) -> tuple[Schedule, NeverRuns | None]:
     """A cron schedule, also when its day never comes: then a schedule that never runs
     (why), or — a day of the week restricted too, as cron and robfig/cron fire when either
@@ -196,7 +196,7 @@ def coincide(a: Firings, b: Firings) -> bool:
 
 
 def cron_schedule(text: str, expr: str, timezone: str | None = None,
-                  dialect: str | None = None, runtime: str | None = None) -> Schedule:
+                  dialect: ScheduleDialect | None = None, runtime: str | None = None) -> Schedule:
     """A Schedule for a cron expression (``expr`` already has macros expanded), read in
     ``dialect`` (None: cron's own). With a time zone and a ``runtime`` of ``DST_RUNTIMES``
     the shortest interval and the runs per day follow what that runtime does on the days

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from ..debian_cron import MACROS as DEBIAN_MACROS
 from ..debian_cron import read_fields
-from ..model import NeverRuns, ParseError, Schedule, Span
+from ..model import NeverRuns, ParseError, Schedule, ScheduleDialect, Span
 from ..schedule import cron_schedule, cron_schedule_or_never, expand_macro
 from ..timespec import ScheduleError
 from .shell import Locator
@@ -174,7 +174,7 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
     return result
 
 
-def _dialect(debian: bool) -> tuple[str | None, str | None]:
+def _dialect(debian: bool) -> tuple[ScheduleDialect | None, str | None]:
     """(dialect, runtime) of a schedule: Debian's cron, whose daylight-saving handling the
     arithmetic follows (schedule.DST_RUNTIMES), or a container runner's (neither)."""
     return ("debian", "cron") if debian else (None, None)
