@@ -1226,17 +1226,49 @@ class Semantics:
         return None
 
     def _method_effects(self, receiver: Value, method: str, where: Where):
-        """The path effects of ``receiver.method()`` when the receiver's class is the
-        tree's (None otherwise)."""
-        kind = self.kind(receiver, where)
-        if not kind.startswith("instance:"):
+        """The path effects of ``receiver.method()`` when the receiver is an object of one
+        of the tree's classes, made by a constructor call in sight (None otherwise)."""
+        made = self._constructed(receiver, where)
+        if made is None:
             return None
-        _, rel, cls = kind.split(":", 2)
-        found = self.class_method(rel, cls, method)
+        found = self.class_method(made[0], made[1], method)
         return self.units_of(found[0])[found[1]].path_effects if found is not None else None
 
+    def _constructed(self, value: Value, where: Where, depth: int = 0) -> tuple[str, str] | None:
+        """(module, class) of an object a constructor call made: a local, module name,
+        attribute of ``self`` or parameter bound to ``Cls(...)``. Deliberately not through
+        functions' returns: typing every receiver that way reads half the tree."""
+        if depth > 3:
+            return None
+        found: tuple[Value, Where] | None = None
+        if isinstance(value, Local):
+            found = self.local(value, where)
+        elif isinstance(value, Param):
+            found = self.argument(value, where)
+        elif isinstance(value, Attr) and isinstance(value.base, SelfRef):
+            found = self.class_attr(where.rel, value.base.cls, value.name, where.env)
+        elif isinstance(value, Global):
+            facts = self.facts(where.rel)
+            bound = facts.bindings.get(value.name) if facts is not None else None
+            found = (bound, Where(where.rel)) if bound is not None else None
+        elif isinstance(value, Call) and isinstance(value.func, (Global, Imported, Attr)):
+            kind = self.kind(value.func, where)  # a class, or a classmethod of one
+            if kind.startswith("class:"):
+                _, rel, cls = kind.split(":", 2)
+                return rel, cls
+            if kind.startswith("method:class:"):
+                rel, _, cls = kind[len("method:class:"):].rpartition(".")[0].partition(":")
+                return rel, cls
+            return None
+        return self._constructed(found[0], found[1], depth + 1) if found is not None else None
+
     def _removes(self, site: CallSite, receiver: Value, path: str, where: Where) -> bool:
-        found = self._driven(site.callee, where) if isinstance(site.callee, Call) else None
+        callee = site.callee
+        if not isinstance(callee, Call) or not (  # on the object, or handing it over
+                isinstance(callee.func, Attr) and callee.func.base == receiver or
+                any(value == receiver for _, value in callee.args)):
+            return False
+        found = self._driven(callee, where)
         return found is not None and found[0] == receiver and path in found[1].removes
 
     def _may_run(self, site: CallSite, inner: Where) -> bool:
