@@ -231,6 +231,8 @@ class Semantics:
         self._kinds: dict[tuple, str] = {}
         self._resolved: dict[str, tuple[str, str] | None] = {}  # absolute dotted -> target
         self._users_memo: dict[tuple, list] = {}
+        #: (module, function) -> whether it calls a method named like an effect method
+        self._effect_callers: dict[tuple[str, str], bool] = {}
 
     # -- modules and names
     def facts(self, rel: str) -> ModuleFacts | None:
@@ -1121,6 +1123,8 @@ class Semantics:
         the object, its answer deciding, then one that creates that path, on the same
         object -- one lock at the creating call, composed from the methods' summaries
         (``Unit.path_effects``), the object's class typed through the tree."""
+        if not self.index.effect_methods:
+            return []
         tested: dict[tuple[Value, str], CallSite] = {}
         found = []
         sites = sorted(unit.callsites, key=lambda s: (s.span.line, s.span.column))
@@ -1198,14 +1202,7 @@ class Semantics:
             return None
         target = (where.rel, callee.func.name) if isinstance(callee.func, Global) else \
             self.resolve_dotted(where.rel, callee.func.dotted)
-        facts = self.facts(target[0]) if target is not None and target[1] else None
-        if facts is None or target is None:
-            return None
-        unit = facts.units.get(target[1])
-        called = {s.callee.func.name for s in unit.callsites if isinstance(s.callee, Call)
-                  and isinstance(s.callee.func, Attr)} if unit is not None else \
-            facts.function_calls.get(target[1], frozenset())
-        if not methods & called:
+        if target is None or not target[1] or not self._calls_effect_method(target):
             return None
         func = self.kind(callee.func, where)
         if not func.startswith("function:"):
@@ -1224,6 +1221,18 @@ class Semantics:
                         passed[1].unit == where.unit:
                     return passed[0], found[1], found[2]
         return None
+
+    def _calls_effect_method(self, target: tuple[str, str]) -> bool:
+        """Whether a function of the tree calls a method named like one that tests,
+        creates or removes a lock-file path (memoised: asked at every call of it)."""
+        if target not in self._effect_callers:
+            facts = self.facts(target[0])
+            unit = facts.units.get(target[1]) if facts is not None else None
+            called = {s.callee.func.name for s in unit.callsites if isinstance(s.callee, Call)
+                      and isinstance(s.callee.func, Attr)} if unit is not None else \
+                facts.function_calls.get(target[1], frozenset()) if facts is not None else set()
+            self._effect_callers[target] = bool(self.index.effect_methods & called)
+        return self._effect_callers[target]
 
     def _method_effects(self, receiver: Value, method: str, where: Where):
         """The path effects of ``receiver.method()`` when the receiver is an object of one
