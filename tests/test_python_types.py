@@ -122,6 +122,7 @@ class Instance:
     ("True, True", 1),                 # positionally
     ("flock=False", 1),                # dry_run defaults to False: the second runs
     ("flock=options.flock, dry_run=True", 1),  # not known: it may
+    ("dry_run=True, **{'flock': True}", 1),   # keywords passed along: not decided
 ])
 def test_a_branch_on_a_parameter_runs_as_the_call_says(write_tree, arguments, taken):
     files = {
