@@ -1251,18 +1251,7 @@ class Semantics:
         functions' returns: typing every receiver that way reads half the tree."""
         if depth > 3:
             return None
-        found: tuple[Value, Where] | None = None
-        if isinstance(value, Local):
-            found = self.local(value, where)
-        elif isinstance(value, Param):
-            found = self.argument(value, where)
-        elif isinstance(value, Attr) and isinstance(value.base, SelfRef):
-            found = self.class_attr(where.rel, value.base.cls, value.name, where.env)
-        elif isinstance(value, Global):
-            facts = self.facts(where.rel)
-            bound = facts.bindings.get(value.name) if facts is not None else None
-            found = (bound, Where(where.rel)) if bound is not None else None
-        elif isinstance(value, Call) and isinstance(value.func, (Global, Imported, Attr)):
+        if isinstance(value, Call) and isinstance(value.func, (Global, Imported, Attr)):
             kind = self.kind(value.func, where)  # a class, or a classmethod of one
             if kind.startswith("class:"):
                 _, rel, cls = kind.split(":", 2)
@@ -1271,7 +1260,24 @@ class Semantics:
                 rel, _, cls = kind[len("method:class:"):].rpartition(".")[0].partition(":")
                 return rel, cls
             return None
+        found = self._bound_to(value, where)
         return self._constructed(found[0], found[1], depth + 1) if found is not None else None
+
+    def _bound_to(self, value: Value, where: Where) -> tuple[Value, Where] | None:
+        """What a name holds where it is read: a local's or a module name's assignment (a
+        module name imported: the import), a parameter's argument, ``self.x``'s value."""
+        if isinstance(value, Local):
+            return self.local(value, where)
+        if isinstance(value, Param):
+            return self.argument(value, where)
+        if isinstance(value, Attr) and isinstance(value.base, SelfRef):
+            return self.class_attr(where.rel, value.base.cls, value.name, where.env)
+        if isinstance(value, Global):
+            facts = self.facts(where.rel)
+            bound = None if facts is None else facts.bindings.get(value.name) or (
+                Imported(facts.imports[value.name]) if value.name in facts.imports else None)
+            return (bound, Where(where.rel)) if bound is not None else None
+        return None
 
     def _removes(self, site: CallSite, receiver: Value, path: str, where: Where) -> bool:
         callee = site.callee
@@ -1667,37 +1673,19 @@ class Semantics:
             target = self.resolve_dotted(where.rel, value.dotted)
             if target is None:
                 return _DJANGO_CACHES.get(value.dotted)
-            rel, name = target
-            facts = self.facts(rel)
-            bound = None if facts is None or not name else \
-                facts.bindings.get(name) or (Imported(facts.imports[name])
-                                             if name in facts.imports else None)
-            return self._cache_alias(bound, Where(rel), depth + 1) if bound is not None \
-                else None
+            rel, name = target  # a project module's name, re-exported or bound there
+            found = self._bound_to(Global(name), Where(rel)) if name else None
+            return self._cache_alias(found[0], found[1], depth + 1) if found else None
         if isinstance(value, Item) and self._cache_alias(value.base, where, depth + 1) == "*":
             return self.string(value.key, where)  # caches["x"]
-        if isinstance(value, Local):
-            found = self.local(value, where)
-            return self._cache_alias(found[0], found[1], depth + 1) if found else None
-        if isinstance(value, Attr) and isinstance(value.base, SelfRef):  # self.cache
-            found = self.class_attr(where.rel, value.base.cls, value.name, where.env)
-            return self._cache_alias(found[0], found[1], depth + 1) if found else None
         if isinstance(value, Attr) and isinstance(value.base, (Global, Imported)):
             facts = self.facts(where.rel)  # django_cache.cache, django.core.cache imported
             dotted = value.base.dotted if isinstance(value.base, Imported) else \
                 facts.imports.get(value.base.name) if facts is not None else None
             return self._cache_alias(Imported(f"{dotted}.{value.name}"), where, depth + 1) \
                 if dotted is not None else None
-        if isinstance(value, Param):  # a helper given the cache
-            found = self.argument(value, where)
-            return self._cache_alias(found[0], found[1], depth + 1) if found else None
-        if isinstance(value, Global):
-            facts = self.facts(where.rel)
-            bound = None if facts is None else facts.bindings.get(value.name) or (
-                Imported(facts.imports[value.name]) if value.name in facts.imports else None)
-            return self._cache_alias(bound, Where(where.rel), depth + 1) if bound is not None \
-                else None
-        return None
+        found = self._bound_to(value, where) if value is not None else None  # self.cache ...
+        return self._cache_alias(found[0], found[1], depth + 1) if found is not None else None
 
     @cached_property
     def _cache_backends(self) -> dict[str, list[str | None]]:
