@@ -39,7 +39,8 @@ DAYS_AND_DIALECTS: frozenset[ScheduleDialect] = frozenset({"celery", "apschedule
 #: the dialects a schedule is read in, by name (``Schedule.dialect``), for the inventory
 DIALECT_NAMES: dict[ScheduleDialect, str] = {"debian": "Debian cron", "celery": "Celery crontab()",
                  "apscheduler": "APScheduler CronTrigger", "huey": "Huey crontab()",
-                 "systemd": "systemd OnCalendar="}
+                 "systemd": "systemd OnCalendar=", "kubernetes": "Kubernetes CronJob (robfig/cron)",
+                 "github": "GitHub Actions schedule"}
 
 #: The span the arithmetic covers: four calendar years (one of them a leap year).
 SPAN_YEARS = 4
@@ -258,6 +259,16 @@ def week_profile(schedule: Schedule) -> dict[int, float]:
     return out
 
 
+@lru_cache(maxsize=256)
+def known_zone(name: str) -> bool:
+    """True when the tz database names the zone."""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
 def expand_macro(text: str) -> str | None:
     return MACROS.get(text.lower())
 
@@ -307,8 +318,10 @@ def dst_minutes(zone: str) -> tuple[frozenset[int], frozenset[int]] | None:
 #: run, until the real minute is over), and a firing in the repeated hour runs once, the
 #: first time; a wildcard entry (minute or hour field beginning with ``*``) is not caught up
 #: and runs in both repeated hours. ``systemd`` — a time that does not exist is skipped, a
-#: repeated one elapses once (the first).
-DST_RUNTIMES = frozenset({"cron", "systemd"})
+#: repeated one elapses once (the first). ``kubernetes`` — the CronJob controller's
+#: robfig/cron runs at every instant whose local time matches: a skipped time never comes,
+#: a repeated one comes twice, an hour apart (checked with robfig/cron itself).
+DST_RUNTIMES = frozenset({"cron", "systemd", "kubernetes"})
 _CATCH_UP_PAUSE = 10
 _CATCH_UP_RUNS = 60 // _CATCH_UP_PAUSE
 
@@ -334,11 +347,13 @@ def change_days(zone: str) -> tuple[int, ...]:
 
 def changed_times(ordinal: int, zone: str) -> tuple[int, int, bool] | None:
     """The local times of one day that a change skips or repeats: (first second of the day,
-    second after the last, skipped). None when the day has no change."""
+    second after the last, skipped). None when the day has no change. A change at local
+    midnight (Havana, Santiago) skips or repeats the first or last hour of its day."""
     tz = ZoneInfo(zone)
     day = dt.date.fromordinal(ordinal)
-    low = int(dt.datetime.combine(day, dt.time(), tz).timestamp())
-    high = int(dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tz).timestamp())
+    midnight = int(dt.datetime.combine(day, dt.time(), dt.timezone.utc).timestamp())
+    # the instants that can show this day's local times, whatever the offset (±14 h)
+    low, high = midnight - 15 * 3600, midnight + 86400 + 15 * 3600
 
     def offset(at: int) -> int:
         found = dt.datetime.fromtimestamp(at, tz).utcoffset()
@@ -350,10 +365,11 @@ def changed_times(ordinal: int, zone: str) -> tuple[int, int, bool] | None:
     while high - low > 1:  # the instant of the change, to the second
         middle = (low + high) // 2
         low, high = (middle, high) if offset(middle) == before else (low, middle)
-    local = high + before - int(dt.datetime.combine(day, dt.time(), dt.timezone.utc).timestamp())
-    if after > before:  # spring: the local times from the change's are skipped
-        return local, local + after - before, True
-    return local + after - before, local, False  # autumn: the last hour is lived twice
+    if after > before:  # spring: the local times from the change's on are skipped
+        first, last, skipped = high + before - midnight, high + after - midnight, True
+    else:  # autumn: the local times before the change's are lived twice
+        first, last, skipped = high + after - midnight, high + before - midnight, False
+    return (first, last, skipped) if 0 <= first < 86400 else None
 
 
 def real_firings(ordinal: int, seconds: tuple[int, ...], zone: str, runtime: str,
@@ -381,7 +397,7 @@ def real_firings(ordinal: int, seconds: tuple[int, ...], zone: str, runtime: str
         shifted = True
         if not skipped:  # a repeated local time: the first time, and again for a wildcard
             out.append(local.replace(tzinfo=tz).timestamp())
-            if runtime == "cron" and wild:
+            if runtime == "cron" and wild or runtime == "kubernetes":
                 out.append(local.replace(tzinfo=tz, fold=1).timestamp())
         elif runtime == "cron" and not wild:  # skipped: caught up right after the change
             catch_up += 1

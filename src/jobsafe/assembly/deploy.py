@@ -24,7 +24,9 @@ from ..model import (
     WorkflowFacts,
 )
 from ..paths import is_test_path
-from ..schedule import cron_schedule, cron_schedule_or_never, expand_macro
+from ..github_cron import refusal as github_refusal
+from ..kubernetes_cron import read_schedule as read_robfig, robfig_as_written
+from ..schedule import cron_schedule, cron_schedule_or_never, expand_macro, known_zone
 from ..sources.ansible import cron_tasks, ini_inventory, play_roles, yaml_inventory
 from ..sources.compose import compose_services
 from ..sources.crontab import cron_d_name_ok
@@ -67,10 +69,54 @@ def _go_every(text: str) -> float | None:
 
 
 def _interval_schedule(text: str, every: float, timezone: str | None = None) -> Schedule:
-    """An ``@every`` schedule: robfig/cron runs it at least a second apart."""
-    seconds = max(1, math.ceil(every))
+    """An ``@every`` schedule: robfig/cron drops the fraction of a second, and runs it at
+    least a second apart (``Every``)."""
+    seconds = max(1, math.floor(every))
     return Schedule(text=text, kind="interval", timezone=timezone,
                     min_interval_seconds=seconds, runs_per_day=round(86400 / seconds, 4))
+
+
+def _every_schedule(text: str, every: float, timezone: str | None
+                    ) -> tuple[Schedule, NeverRuns | None]:
+    """A CronJob's ``@every D``: refused when Go's time.ParseDuration refuses D."""
+    if every > GO_LONGEST_DURATION:
+        return Schedule(text=text, kind="interval", timezone=timezone), \
+            NeverRuns("refused", f"Kubernetes refuses `{text}`: the duration is longer than "
+                                 f"Go's time.Duration holds (about 292 years)")
+    return _interval_schedule(text, every, timezone), None
+
+
+def _cronjob_schedule(written: str, text: str, timezone: str | None
+                      ) -> tuple[Schedule, NeverRuns | None]:
+    """A CronJob's cron schedule as robfig/cron reads it (kubernetes_cron): refused by the
+    API server, never firing, or its firings, with the controller's daylight-saving
+    behaviour when ``timeZone`` is set."""
+    reading = read_robfig(text)
+    if reading.expression is None:
+        never = NeverRuns("refused", f"Kubernetes refuses the schedule `{written}`: "
+                                     f"{reading.refused}") if reading.refused else \
+            NeverRuns("never-matches", f"`{written}` never fires: {reading.never}")
+        return Schedule(text=written, kind="cron", timezone=timezone,
+                        dialect="kubernetes"), never
+    expression = reading.expression
+    if robfig_as_written(text, expression):
+        expression = text  # (the schedule as written reads the same: shown as written)
+    # (robfig/cron accepts a day no month has: the controller never starts a Job)
+    return cron_schedule_or_never(written, expression, timezone, "kubernetes", "kubernetes")
+
+
+def _refused_cronjob(schedule: str, timezone: str | None) -> NeverRuns | None:
+    """What the API server refuses in a new CronJob besides the schedule's syntax: ``TZ``
+    in the schedule (``timeZone`` is the field for it), a time zone it does not know."""
+    if "TZ" in schedule:
+        return NeverRuns("refused", f"Kubernetes refuses to create a CronJob whose schedule "
+                                    f"holds `TZ` or `CRON_TZ` (`{schedule}`); set "
+                                    f"`timeZone` instead")
+    if timezone is not None and TEMPLATE_VALUE not in timezone and \
+            (not timezone or timezone.lower() == "local" or not known_zone(timezone)):
+        return NeverRuns("refused", f"Kubernetes refuses the time zone `{timezone}`: "
+                                    f"`timeZone` must name a zone of the tz database")
+    return None
 
 
 #: the longest duration Go's time.Duration holds (2^63 - 1 ns): longer ``@every`` values
@@ -147,26 +193,15 @@ class ManifestAssembly(Step):
         m = re.match(r"^(?:CRON_TZ|TZ)=(\S+)\s+(.*)$", text)
         if m:
             timezone, text = m.group(1), m.group(2)
-        expr = expand_macro(text) or text
-        never: NeverRuns | None = None
         every = _go_every(text)
-        if TEMPLATE_VALUE in text:  # a Helm value: when it fires is not in the tree
-            schedule = Schedule(text=spec.schedule, kind="templated", timezone=timezone)
-        elif every is not None and every > GO_LONGEST_DURATION:
-            # Go's time.ParseDuration refuses it, so Kubernetes refuses the CronJob
-            schedule = Schedule(text=spec.schedule, kind="interval", timezone=timezone)
-            never = NeverRuns("refused", f"Kubernetes refuses `{spec.schedule}`: the duration "
-                                         "is longer than Go's time.Duration holds (about 292 "
-                                         "years)")
-        elif every is not None and every > 0:
-            schedule = _interval_schedule(spec.schedule, every, timezone)
+        if TEMPLATE_VALUE in spec.schedule:  # a Helm value: when it fires is not in the tree
+            schedule, never = Schedule(text=spec.schedule, kind="templated", timezone=timezone), None
+        elif every is not None:
+            schedule, never = _every_schedule(spec.schedule, every, timezone)
         else:
-            try:  # (robfig/cron accepts a day no month has: Kubernetes never starts a Job)
-                schedule, never = cron_schedule_or_never(spec.schedule, expr, timezone)
-            except ScheduleError as exc:
-                self.project.parse_errors.append(ParseError(
-                    spec.schedule_span, f"invalid CronJob schedule: {exc}"))
-                return
+            schedule, never = _cronjob_schedule(spec.schedule, text, timezone)
+        if never is None:
+            never = _refused_cronjob(spec.schedule, spec.timezone)
         commands = []
         for command, where in spec.commands:
             locate = Locator(where.path, command, where.line, where.column)
@@ -238,11 +273,17 @@ class ManifestAssembly(Step):
 
     def _workflow(self, workflow) -> None:
         for cron, span in workflow.crons:
-            try:
-                schedule = cron_schedule(cron, cron)  # GitHub runs schedules in UTC
-            except ScheduleError as exc:
-                self.project.parse_errors.append(ParseError(span, f"invalid schedule: {exc}"))
-                continue
+            never = None
+            if (refused := github_refusal(cron)) is not None:
+                schedule = Schedule(text=cron, kind="cron", dialect="github")
+                never = NeverRuns("refused", f"GitHub refuses the schedule `{cron}` ({refused}) "
+                                             f"and marks the workflow file invalid")
+            else:
+                try:
+                    schedule = cron_schedule(cron, cron, dialect="github")  # in UTC
+                except ScheduleError as exc:
+                    self.project.parse_errors.append(ParseError(span, f"invalid schedule: {exc}"))
+                    continue
             if schedule.min_interval_seconds is not None and \
                     schedule.min_interval_seconds < _GHA_SHORTEST:
                 # GitHub runs a schedule at most every five minutes, whatever it says
@@ -251,7 +292,7 @@ class ManifestAssembly(Step):
                                                     86400 / _GHA_SHORTEST))
             self.project.jobs.append(Job(
                 id=f"gha:{span.path}:{span.line}", source="gha", span=span, schedule=schedule,
-                command=workflow.name, workflow=WorkflowFacts(
+                command=workflow.name, never_runs=never, workflow=WorkflowFacts(
                     workflow.name, workflow.concurrency, workflow.state_change,
                     workflow.state_what, workflow.jobs_slot)))
 

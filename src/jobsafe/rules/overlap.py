@@ -702,10 +702,19 @@ class DstSensitiveSchedule(Rule):
                     if in_spring else
                     "a time the autumn change repeats: cron runs it once that day, at the "
                     "first of the two")
-            else:
+            else:  # a CronJob: robfig/cron fires at every instant whose local time matches
                 shifted = skipped | repeated
-                what = prose("a time that daylight-saving changes skip or repeat: the job is "
-                             "missed or runs twice on those days")
+                in_spring = bool(set(sched.fire_minutes) & skipped)
+                in_autumn = bool(set(sched.fire_minutes) & repeated)
+                what = prose(
+                    "a time the spring change skips and the autumn change repeats: the "
+                    "CronJob controller does not start the job on the spring day and starts "
+                    "it twice, an hour apart, on the autumn day"
+                    if in_spring and in_autumn else
+                    "a time the spring change skips: the CronJob controller does not start "
+                    "the job that day" if in_spring else
+                    "a time the autumn change repeats: the CronJob controller starts the job "
+                    "twice that day, an hour apart")
             hits = sorted(set(sched.fire_minutes) & shifted) if shifted else []
             if not hits:
                 continue
@@ -718,7 +727,8 @@ class DstSensitiveSchedule(Rule):
 
 
 #: the scheduler that accepts a job's schedule, by the job's source (cron otherwise)
-_SCHEDULER_NAMES = {"k8s": "Kubernetes", "systemd": "systemd", "celery": "Celery beat",
+_SCHEDULER_NAMES = {"k8s": "Kubernetes", "systemd": "systemd", "gha": "GitHub Actions",
+                    "celery": "Celery beat",
                     "apscheduler": "APScheduler", "huey": "Huey"}
 
 
@@ -727,7 +737,7 @@ class ScheduleNeverRuns(Rule):
     name = "schedule-never-runs"
     severity = Severity.ERROR
     summary = "A schedule entry its scheduler refuses, or accepts and never runs."
-    sources = ("cron", "systemd", "k8s", "python")
+    sources = ("cron", "systemd", "k8s", "gha", "python")
 
     def check(self, project):
         for job in sorted(project.jobs, key=lambda j: j.span):
