@@ -14,17 +14,16 @@ import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
-from cronsim import CronSim
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobsafe.kubernetes_cron import read_schedule
-from jobsafe.schedule import changed_times, impossible_days, real_firings
+from jobsafe.schedule import impossible_days
 from jobsafe.timespec import GO, parse_duration
 from oracles import robfig_oracle
+from oracles.instants import instants
 
 CASES = json.loads(robfig_oracle.GOLDEN.read_text())["cases"]
 HAVE_ORACLE = shutil.which("go") is not None and robfig_oracle.ROBFIG_SOURCE.exists()
@@ -35,44 +34,9 @@ def _utc(text: str) -> dt.datetime:
 
 
 def jobsafe_next(expression: str, zone: str, base: dt.datetime, n: int) -> list[str]:
-    """The next ``n`` firings after ``base`` of jobsafe's reading of a schedule: cron's
-    meaning of the expression, and on the days a zone's clocks change what
-    ``schedule.real_firings`` says the controller does."""
-    tz = ZoneInfo(zone)
-    start = dt.datetime.combine(base.astimezone(tz).date() - dt.timedelta(days=1), dt.time())
-    sim = CronSim(expression, start - dt.timedelta(minutes=1))
-    out: list[float] = []
-    day: dt.date | None = None
-    seconds: list[int] = []
-
-    def flush() -> None:
-        if day is None:
-            return
-        ordinal = day.toordinal()
-        if changed_times(ordinal, zone) is None:
-            midnight = dt.datetime.combine(day, dt.time())
-            out.extend((midnight + dt.timedelta(seconds=s)).replace(tzinfo=tz).timestamp()
-                       for s in seconds)
-        else:
-            out.extend(real_firings(ordinal, tuple(seconds), zone, "kubernetes", False)[0])
-
-    for _ in range(100_000):
-        try:
-            local = next(sim)
-        except StopIteration:
-            break
-        if local.date() != day:
-            flush()
-            after = [t for t in out if t > base.timestamp()]
-            if len(after) >= n:
-                break
-            day, seconds = local.date(), []
-        seconds.append(local.hour * 3600 + local.minute * 60)
-    else:
-        flush()
-    after = sorted(t for t in out if t > base.timestamp())[:n]
+    """The next ``n`` firings after ``base`` of jobsafe's reading, in robfig's format."""
     return [dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-            for t in after]
+            for t in instants(expression, zone, base, "every-match", count=n)]
 
 
 #: Where jobsafe and robfig/cron differ, and why. Lord Howe's clocks change by half an hour:

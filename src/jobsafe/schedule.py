@@ -318,10 +318,12 @@ def dst_minutes(zone: str) -> tuple[frozenset[int], frozenset[int]] | None:
 #: run, until the real minute is over), and a firing in the repeated hour runs once, the
 #: first time; a wildcard entry (minute or hour field beginning with ``*``) is not caught up
 #: and runs in both repeated hours. ``systemd`` — a time that does not exist is skipped, a
-#: repeated one elapses once (the first). ``kubernetes`` — the CronJob controller's
-#: robfig/cron runs at every instant whose local time matches: a skipped time never comes,
-#: a repeated one comes twice, an hour apart (checked with robfig/cron itself).
-DST_RUNTIMES = frozenset({"cron", "systemd", "kubernetes"})
+#: repeated one elapses once (the first). ``every-match`` — a firing at every instant whose
+#: local time matches, so a skipped time never comes and a repeated one comes twice, an
+#: hour apart: the CronJob controller (robfig/cron's Next, checked with robfig/cron
+#: itself) and Laravel's scheduler (each minute's ``schedule:run`` asks whether the local
+#: time is due).
+DST_RUNTIMES = frozenset({"cron", "systemd", "every-match"})
 _CATCH_UP_PAUSE = 10
 _CATCH_UP_RUNS = 60 // _CATCH_UP_PAUSE
 
@@ -397,7 +399,7 @@ def real_firings(ordinal: int, seconds: tuple[int, ...], zone: str, runtime: str
         shifted = True
         if not skipped:  # a repeated local time: the first time, and again for a wildcard
             out.append(local.replace(tzinfo=tz).timestamp())
-            if runtime == "cron" and wild or runtime == "kubernetes":
+            if runtime == "cron" and wild or runtime == "every-match":
                 out.append(local.replace(tzinfo=tz, fold=1).timestamp())
         elif runtime == "cron" and not wild:  # skipped: caught up right after the change
             catch_up += 1

@@ -102,7 +102,7 @@ def _cronjob_schedule(written: str, text: str, timezone: str | None
     if robfig_as_written(text, expression):
         expression = text  # (the schedule as written reads the same: shown as written)
     # (robfig/cron accepts a day no month has: the controller never starts a Job)
-    return cron_schedule_or_never(written, expression, timezone, "kubernetes", "kubernetes")
+    return cron_schedule_or_never(written, expression, timezone, "kubernetes", "every-match")
 
 
 def _refused_cronjob(schedule: str, timezone: str | None) -> NeverRuns | None:

@@ -90,7 +90,9 @@ class PhpAssembly(Step):
                                 runs_per_day=86400 / task.repeat_seconds)
         else:
             try:
-                schedule, never = cron_schedule_or_never(text, task.expression, zone)
+                # (each minute's schedule:run asks whether the local time is due)
+                schedule, never = cron_schedule_or_never(text, task.expression, zone,
+                                                         runtime="every-match")
             except ScheduleError as exc:
                 self.error(php.display, f"invalid Laravel schedule: {exc}", task.span.line)
                 return
