@@ -449,3 +449,26 @@ def test_an_every_longer_than_go_holds_is_refused(write_tree, every, refused):
     found = [f for f in run_analysis(root).findings if f.rule == "JOB113"]
     assert bool(found) == refused
     assert all("crontab FILE" not in f.message for f in found)
+
+
+@pytest.mark.parametrize("fixture, job, expected", [
+    ("topology", "cron:worker/jobs.cron:2",
+     ("compose service", "worker", 3)),
+    ("topology", "cron:worker/single.cron:1",
+     ("compose service", "single", 1)),
+    ("k8s_cronjobs", "k8s:deploy/cronjobs.yaml:rollup",
+     ("CronJob", "rollup", 1)),
+    ("ansible", "ansible:site.yml:10", ("host group", "web", 3)),
+    # a Laravel task runs where `artisan schedule:run` runs: the crontab's container
+    ("laravel_scheduler", "laravel:app/Console/Kernel.php:16",
+     ("compose service", "scheduler", 3)),
+])
+def test_the_inventory_names_the_workload_that_runs_each_job(fixture, job, expected):
+    jobs = {j.id: j for j in run_analysis(f"tests/fixtures/{fixture}").project.jobs}
+    workload = jobs[job].workload
+    assert workload is not None and (workload.kind, workload.name, workload.copies) == expected
+
+
+def test_a_crontab_no_workload_runs_has_none():
+    jobs = run_analysis("tests/fixtures/never_runs").project.jobs
+    assert all(j.workload is None for j in jobs if j.source == "cron")

@@ -383,6 +383,19 @@ class Copies:
 
 
 @dataclass(frozen=True)
+class WorkloadRef:
+    """What runs a job, as the tree deploys it: the CronJob itself, the Deployment or
+    compose service whose container runs its cron daemon or workers, the host group an
+    Ansible task installs it on; with how many copies run and how surely it is that one."""
+
+    kind: str  # "CronJob", "Deployment", "compose service", "host group" ...
+    name: str
+    copies: int
+    evidence: Span
+    confidence: Confidence = Confidence.HIGH
+
+
+@dataclass(frozen=True)
 class BeatProcess:
     """A Celery beat (or ``worker -B``) process in a manifest."""
 
@@ -458,6 +471,8 @@ class Job:
     runs_in: str | None = None
     #: filesystems mounted where the job runs (pod volumes, compose volumes)
     mounts: tuple[Mount, ...] = ()
+    #: the workload that runs it, when the tree deploys it
+    workload: WorkloadRef | None = None
     #: an in-process scheduler's own settings for the job, as written (max_instances ...)
     options: tuple[tuple[str, str], ...] = ()
     unit: UnitFacts | None = None  # systemd jobs

@@ -22,6 +22,7 @@ from ..model import (
     Schedule,
     Span,
     WorkflowFacts,
+    WorkloadRef,
 )
 from ..paths import is_test_path
 from ..github_cron import refusal as github_refusal
@@ -213,7 +214,9 @@ class ManifestAssembly(Step):
             count, evidence = spec.parallelism
             pods = Copies(count, evidence, f"parallelism: {count} pods per run")
         job = build_job(job_id, "k8s", spec.schedule_span, schedule, commands, self.tree, base,
-                        k8s=spec.facts, replicas=pods, never_runs=never)
+                        k8s=spec.facts, replicas=pods, never_runs=never,
+                        workload=WorkloadRef("CronJob", spec.name, pods.count if pods else 1,
+                                             spec.object_span))
         self.manifests.job_containers[job_id] = spec.containers
         bounds = [b for b in (job.runtime_bound_seconds, spec.facts.active_deadline_seconds) if b]
         self.project.jobs.append(replace(job, runtime_bound_seconds=min(bounds) if bounds else None))
@@ -341,6 +344,8 @@ class ManifestAssembly(Step):
                         [(task.command, locate)], self.tree, os.path.dirname(f.rel), task.user,
                         replicas=Copies(replicas[0], replicas[1], f"{replicas[0]} replicas")
                         if replicas and replicas[0] > 1 else None,
+                        workload=WorkloadRef("host group", task.hosts, replicas[0], replicas[1])
+                        if replicas and task.hosts else None,
                         never_runs=NeverRuns("file-skipped",
                                              f"cron ignores /etc/cron.d/{name} (its name)")
                         if name_ignored else None)

@@ -11,7 +11,8 @@ from dataclasses import replace
 
 from ..discover import SourceFile
 from ..link import is_script
-from ..model import BeatProcess, Confidence, Copies, Job, Mount, MountKind, Pooler, Span
+from ..model import (BeatProcess, Confidence, Copies, Job, Mount, MountKind, Pooler, Span,
+                     WorkloadRef)
 from ..sources.kubernetes import classify_claim, workloads
 from ..sources.shell import SHELLS
 from ..sources.supervisor import looks_like_supervisor, supervisor_programs
@@ -84,9 +85,10 @@ class TopologyAssembly(Step):
             found = replace(several[0].replicas, confidence=several[1]) if several else \
                 configured
             replicas = job.replicas or found
-            if mounts or replicas != job.replicas:
+            home = job.workload or _workload(runs_in)
+            if mounts or replicas != job.replicas or home != job.workload:
                 self.project.jobs[i] = replace(job, mounts=mounts or job.mounts,
-                                               replicas=replicas)
+                                               replicas=replicas, workload=home)
         for workload in self.workloads:
             if workload.copies <= 1:
                 continue
@@ -107,9 +109,10 @@ class TopologyAssembly(Step):
         for source, runs, how in (
                 ("laravel", runs_laravel_scheduler, "artisan schedule:work"),
                 ("symfony", runs_symfony_scheduler, "messenger:consume scheduler")):
-            copies = [job.replicas for job in self.project.jobs if job.replicas is not None and
-                      any(t.role == "dispatch" for t in job.targets)] if source == "laravel" \
-                else []
+            dispatchers = [job for job in self.project.jobs if source == "laravel" and
+                           any(t.role == "dispatch" for t in job.targets)]
+            copies = [job.replicas for job in dispatchers if job.replicas is not None]
+            homes = [job.workload for job in dispatchers if job.workload is not None]
             tasks = [job for job in self.project.jobs if job.source == source]
             all_claimed = bool(tasks) and all(
                 job.one_per_firing is not None and job.one_per_firing.scope == "cluster"
@@ -119,16 +122,18 @@ class TopologyAssembly(Step):
                     if not runs(container.command):
                         continue
                     copies.append(workload.replicas)
+                    homes.append(WorkloadRef(workload.kind, workload.name, workload.copies,
+                                             workload.evidence))
                     if workload.copies > 1 and container.command_span is not None and \
                             not all_claimed:
                         self.project.beat_processes.append(BeatProcess(
                             container.command_span, how, workload.replicas))
             most = max(copies, key=lambda c: c.count, default=None) or configured
-            if most is None:
-                continue
+            home = max(homes, key=lambda w: w.copies, default=None)
             for i, job in enumerate(self.project.jobs):
-                if job.source == source and job.replicas is None:
-                    self.project.jobs[i] = replace(job, replicas=most)
+                if job.source == source:
+                    self.project.jobs[i] = replace(job, replicas=job.replicas or most,
+                                                   workload=job.workload or home)
 
     def _pooler(self) -> Pooler | None:
         """Where the tree says connections are pooled per transaction (PgBouncer): its
@@ -265,6 +270,16 @@ class TopologyAssembly(Step):
             kind = "local" if volume.kind == "hostPath" else "other"
             what = volume.detail or volume.name
         return Mount(path, kind, what, volume.span, confidence)
+
+
+def _workload(runs_in: list[tuple[Workload, Container, Confidence]]) -> WorkloadRef | None:
+    """The workload that runs a job: of those whose containers run it, the surest, then the
+    one with the most copies."""
+    if not runs_in:
+        return None
+    sure = {Confidence.HIGH: 2, Confidence.MEDIUM: 1, Confidence.LOW: 0}
+    workload, _, linked = max(runs_in, key=lambda found: (sure[found[2]], found[0].copies))
+    return WorkloadRef(workload.kind, workload.name, workload.copies, workload.evidence, linked)
 
 
 def _runs_tasks(command: str | None, source: str) -> bool:

@@ -44,6 +44,11 @@ def job_dict(job: Job, rules: list[str]) -> dict:
         "replicas": {"count": job.replicas.count, "path": job.replicas.evidence.path,
                      "line": job.replicas.evidence.line, "evidence": job.replicas.note}
         if job.replicas is not None else None,
+        "workload": {"kind": job.workload.kind, "name": job.workload.name,
+                     "copies": job.workload.copies, "path": job.workload.evidence.path,
+                     "line": job.workload.evidence.line,
+                     "confidence": job.workload.confidence.value}
+        if job.workload is not None else None,
         "mounts": [{"path": m.path, "kind": m.kind, "what": m.what, "file": m.span.path,
                     "line": m.span.line} for m in job.mounts],
         "scheduler_options": dict(job.options),
