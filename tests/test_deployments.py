@@ -385,6 +385,28 @@ def test_a_service_whose_entrypoint_script_execs_celery_beat(write_tree, script,
     assert bool(found) == reported
 
 
+@pytest.mark.parametrize("entrypoint, linked", [
+    # DefectDojo's spelling: a forwarder that waits for the database, then the script
+    ("['/wait-for-it.sh', 'db:5432', '-t', '30', '--', '/entrypoint-celery-worker.sh']", True),
+    ("['/entrypoint-celery-worker.sh']", True),
+    ("['/wait-for-it.sh', 'db:5432', '--', 'python', 'serve.py']", False),
+])
+def test_a_beat_schedule_runs_in_the_workers_an_entrypoint_script_starts(write_tree,
+                                                                          entrypoint, linked):
+    root = write_tree({
+        "proj/celery.py": "from celery import Celery\nfrom celery.schedules import crontab\n"
+                          "app = Celery('proj')\napp.conf.beat_schedule = {'sync': {\n"
+                          "    'task': 'proj.tasks.sync', 'schedule': crontab(minute=0)}}\n",
+        "docker/entrypoint-celery-worker.sh": "#!/bin/bash\nset -e\nexec celery --app=proj \\\n"
+                                              "    worker \\\n  --loglevel=info\n",
+        "docker-compose.yml": f"services:\n  worker:\n    image: proj\n"
+                              f"    entrypoint: {entrypoint}\n"})
+    jobs = [j for j in run_analysis(root).project.jobs if j.source == "celery"]
+    assert jobs and all((j.workload is not None) == linked for j in jobs)
+    if linked:
+        assert jobs[0].workload.name == "worker"
+
+
 @pytest.mark.parametrize("line", [
     'schedule: "{{ .Values.cron.schedule }}"',  # inside quotes already
     "schedule: {{ .Values.cron.schedule | toYaml }}",  # an inline scalar, not a block

@@ -162,15 +162,18 @@ class TopologyAssembly(Step):
         can exec several (a role chosen by a ``case``) says nothing sure of the container."""
         if not command:
             return command
-        script = next((w for w in command.split()[:3] if ("/" in w or w.endswith(".sh")) and
+        words = command.split()
+        if "--" in words:  # a forwarder (wait-for-it.sh HOST -- CMD, tini --): the command
+            words = words[len(words) - words[::-1].index("--"):]
+        script = next((w for w in words[:3] if ("/" in w or w.endswith(".sh")) and
                        w.rsplit("/", 1)[-1] not in (*SHELLS, "env")), None)
         # (where a Dockerfile of the tree puts it, else the only script of that name)
         path = script.strip("'\"") if script else ""
         f = self.tree.find(path) or self.tree.find(path.rsplit("/", 1)[-1]) if path else None
         if f is None or not is_script(f):
             return command
-        execs = [line.strip()[len("exec "):] for line in (self.peek(f) or "").splitlines()
-                 if line.strip().startswith("exec ")]
+        lines = (self.peek(f) or "").replace("\\\n", " ").splitlines()  # (continued lines)
+        execs = [line.strip()[len("exec "):] for line in lines if line.strip().startswith("exec ")]
         return f"{command}\n{execs[0]}" if len(execs) == 1 else command
 
     def _server_files(self, scripts: bool) -> Iterator[tuple[SourceFile, str, str]]:
