@@ -494,3 +494,21 @@ def test_the_inventory_names_the_workload_that_runs_each_job(fixture, job, expec
 def test_a_crontab_no_workload_runs_has_none():
     jobs = run_analysis("tests/fixtures/never_runs").project.jobs
     assert all(j.workload is None for j in jobs if j.source == "cron")
+
+
+@pytest.mark.parametrize("value, refused", [('""', False), ("Europe/Berln", True),
+                                            ("Europe/Berlin", False)])
+def test_a_charts_time_zone_value(write_tree, value, refused):
+    """netbox's chart: ``{{- if .Values.housekeeping.timezone }}`` around ``timeZone:``,
+    with ``timezone: ""`` in values.yaml — the key is not rendered, nothing is refused."""
+    template = ("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: c\nspec:\n"
+                "  schedule: \"0 3 * * *\"\n  {{- if .Values.timezone }}\n"
+                "  timeZone: {{ .Values.timezone }}\n  {{- end }}\n"
+                "  concurrencyPolicy: Forbid\n  jobTemplate:\n    spec:\n"
+                "      activeDeadlineSeconds: 60\n      template:\n        spec:\n"
+                "          containers:\n            - name: c\n              image: app\n")
+    root = write_tree({"chart/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+                       "chart/values.yaml": f"timezone: {value}\n",
+                       "chart/templates/cron.yaml": template})
+    found = [f for f in run_analysis(root).findings if f.rule == "JOB113"]
+    assert bool(found) == refused

@@ -113,8 +113,9 @@ def _refused_cronjob(schedule: str, timezone: str | None) -> NeverRuns | None:
         return NeverRuns("refused", f"Kubernetes refuses to create a CronJob whose schedule "
                                     f"holds `TZ` or `CRON_TZ` (`{schedule}`); set "
                                     f"`timeZone` instead")
-    if timezone is not None and TEMPLATE_VALUE not in timezone and \
-            (not timezone or timezone.lower() == "local" or not known_zone(timezone)):
+    # (an empty one is left alone: a chart's `{{- if .Values.timezone }}` leaves it out)
+    if timezone and TEMPLATE_VALUE not in timezone and \
+            (timezone.lower() == "local" or not known_zone(timezone)):
         return NeverRuns("refused", f"Kubernetes refuses the time zone `{timezone}`: "
                                     f"`timeZone` must name a zone of the tz database")
     return None
