@@ -37,7 +37,8 @@ MACROS = {
 DAYS_AND_DIALECTS: frozenset[ScheduleDialect] = frozenset({"celery", "apscheduler", "huey"})
 
 #: the dialects a schedule is read in, by name (``Schedule.dialect``), for the inventory
-DIALECT_NAMES: dict[ScheduleDialect, str] = {"debian": "Debian cron", "celery": "Celery crontab()",
+DIALECT_NAMES: dict[ScheduleDialect, str] = {"debian": "Debian cron", "supercronic": "supercronic",
+                 "celery": "Celery crontab()",
                  "apscheduler": "APScheduler CronTrigger", "huey": "Huey crontab()",
                  "systemd": "systemd OnCalendar="}
 
@@ -230,6 +231,9 @@ def calendar_schedule(expressions: tuple[str, ...], text: str) -> Schedule:
 
 
 def firings_of(schedule: Schedule) -> Firings | None:
+    if schedule.cron and schedule.dialect == "supercronic":  # (seconds and years too)
+        from .supercronic_cron import span_firings
+        return span_firings(schedule.cron)
     if schedule.cron:
         return cron_firings(schedule.cron, schedule.dialect)
     if schedule.calendar:
@@ -307,7 +311,8 @@ def dst_minutes(zone: str) -> tuple[frozenset[int], frozenset[int]] | None:
 #: run, until the real minute is over), and a firing in the repeated hour runs once, the
 #: first time; a wildcard entry (minute or hour field beginning with ``*``) is not caught up
 #: and runs in both repeated hours. ``systemd`` — a time that does not exist is skipped, a
-#: repeated one elapses once (the first).
+#: repeated one elapses once (the first). (supercronic's, which Go's time.Date decides, is
+#: ``supercronic_cron.dst_summary``.)
 DST_RUNTIMES = frozenset({"cron", "systemd"})
 _CATCH_UP_PAUSE = 10
 _CATCH_UP_RUNS = 60 // _CATCH_UP_PAUSE

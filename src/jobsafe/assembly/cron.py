@@ -13,6 +13,7 @@ from ..model import Confidence, CronFile, Guard, Job, NeverRuns, Span, Target
 from ..paths import is_test_path
 from ..schedule import cron_schedule
 from ..sources.crontab import (
+    CrontabDialect,
     cron_d_name_ok,
     looks_like_crontab,
     looks_like_system_crontab,
@@ -25,6 +26,7 @@ from ..sources.dockerfile import (
     parse_dockerfile,
     runner_files,
     serial_runner_files,
+    supercronic_files,
     written_crontab_lines,
 )
 from ..sources.shell import SHELLS
@@ -41,8 +43,8 @@ class CronSource:
     installs: list[tuple[str, Span]] = field(default_factory=list)
     #: a crontab by its content alone: neither its name nor an install says so
     sniffed: bool = False
-    #: read by Debian's cron (not by a container's own runner, supercronic …)
-    debian: bool = True
+    #: whose reading: Debian's cron, supercronic, another container runner (lenient)
+    dialect: CrontabDialect = "debian"
     #: its runner never starts a job while its last run goes on: where that is said
     serial: Span | None = None
 
@@ -140,12 +142,14 @@ class CronAssembly(Step):
                 command=f"run-parts /etc/{folder}: {parts[-1]}",
                 targets=(Target((path,), span, False, entry, entry.path, "run-parts"),)))
 
-    def _supervised_runner_files(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def _supervised_runner_files(self) -> tuple[tuple[str, ...], tuple[str, ...],
+                                                tuple[str, ...]]:
         """Container paths of crontabs that a supervisor program hands a cron runner
-        (``command=supercronic -overlapping /etc/supercronic/crontab``), and those of them
-        whose runner never lets a job overlap itself."""
+        (``command=supercronic -overlapping /etc/supercronic/crontab``), those of them
+        whose runner never lets a job overlap itself, and those supercronic reads."""
         found: list[str] = []
         serial: list[str] = []
+        supercronic: list[str] = []
         for f in self.discovery.files:
             if f.rel.endswith((".conf", ".ini")):
                 text = self.peek(f) or ""
@@ -154,10 +158,12 @@ class CronAssembly(Step):
                         for container in program.containers:
                             found += runner_files(container.command or "")
                             serial += serial_runner_files(container.command or "")
-        return tuple(dict.fromkeys(found)), tuple(dict.fromkeys(serial))
+                            supercronic += supercronic_files(container.command or "")
+        return tuple(dict.fromkeys(found)), tuple(dict.fromkeys(serial)), \
+            tuple(dict.fromkeys(supercronic))
 
     def _dockerfile(self, f: SourceFile, cron_sources: dict[str, CronSource],
-                    runners: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> None:
+                    runners: tuple[tuple[str, ...], ...] = ((), (), ())) -> None:
         text = self.read(f, report=False)
         if text is None:
             return
@@ -175,7 +181,7 @@ class CronAssembly(Step):
                     # (a file also installed with `crontab FILE`: its lines decide)
                     target.system = None if hint.reinstalled else \
                         is_system_destination(hint.dest)
-                    target.debian = hint.debian
+                    target.dialect = hint.dialect
                     if hint.serial:
                         target.serial = Span(f.display, hint.line, 1, hint.line, 1)
                     self.images.installed_by.setdefault(self.tree.files[rel].display,
@@ -229,7 +235,7 @@ class CronAssembly(Step):
         if system is None:
             system = in_cron_d or f.rel == "etc/crontab" or f.rel.endswith("/etc/crontab") \
                 or ("crontabs" not in parts[:-1] and looks_like_system_crontab(text))
-        result = parse_crontab(f.display, text, system, debian=src.debian)
+        result = parse_crontab(f.display, text, system, dialect=src.dialect)
         self.project.parse_errors.extend(result.errors)
         first = result.entries[0].span if result.entries else Span(f.display, 1, 1, 1, 1)
         names: list[tuple[str | None, Span]] = [*src.installs] or [
@@ -238,10 +244,11 @@ class CronAssembly(Step):
         ignored = None if any(name is None or cron_d_name_ok(name) for name, _ in names) else \
             NeverRuns("file-skipped", f"cron ignores /etc/cron.d/{names[0][0]} (its name)")
         # Debian's cron drops a last line without a newline; the runners' parsers read it
-        last = result.last_entry_unterminated if src.debian else None
+        last = result.last_entry_unterminated if src.dialect == "debian" else None
         refused = next(((e.span.line, e.never_runs.text) for e in result.entries
                         if e.never_runs is not None and e.never_runs.why == "refused"), None)
-        if refused is not None and not system:  # `crontab FILE` refuses the whole file
+        if refused is not None and not system and src.dialect == "debian":
+            # `crontab FILE` refuses the whole file (supercronic's reader says so itself)
             for entry in result.entries:
                 if entry.never_runs is None:
                     entry.never_runs = NeverRuns(
