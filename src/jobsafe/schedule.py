@@ -342,7 +342,9 @@ def changed_times(ordinal: int, zone: str) -> tuple[int, int, bool] | None:
     second after the last, skipped). None when the day has no change."""
     tz = ZoneInfo(zone)
     day = dt.date.fromordinal(ordinal)
-    low = int(dt.datetime.combine(day, dt.time(), tz).timestamp())
+    # (from the second before: a change at midnight skips the day's first hour, and its
+    # midnight reads as the instant of the change)
+    low = int(dt.datetime.combine(day, dt.time(), tz).timestamp()) - 1
     high = int(dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tz).timestamp())
 
     def offset(at: int) -> int:

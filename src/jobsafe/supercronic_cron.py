@@ -339,27 +339,42 @@ def expand(text: str) -> str:
     return _MACRO.sub(lambda m: _MACROS[m.group(0)], text)
 
 
-@lru_cache(maxsize=4096)
 def parse(text: str) -> Expression | str:
     """cronexpr's ParseStrict: the expression, or its error."""
+    got = _parse(text)
+    return got[1] if isinstance(got, tuple) else got
+
+
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> Expression | tuple[int, str]:
+    """The expression, or (the index of the field cronexpr stops at, -1 for their count;
+    its error)."""
     fields = _FIELD.findall(expand(text))
     if len(fields) < 5:
-        return "missing field(s)"
+        return -1, "missing field(s)"
     if len(fields) > 7:
-        return "too many fields"
-    if len(fields) < 7:
+        return -1, "too many fields"
+    written = len(fields)
+    if written < 7:
         fields = ["0", *fields]
+    at = 0 if written == 7 else 1  # the field being read
     try:
         seconds = _values(fields[0], _SECOND)
+        at = 1
         minutes = _values(fields[1], _MINUTE)
+        at = 2
         hours = _values(fields[2], _HOUR)
+        at = 3
         days, workdays, last_day, last_workday, days_restricted = _days(fields[3])
+        at = 4
         months = _values(fields[4], _MONTH)
+        at = 5
         weekdays, nth, last_weekdays, weekdays_restricted = _weekdays(fields[5])
-        years = _values(fields[6], _YEAR) if len(fields) == 7 else \
+        at = 6
+        years = _values(fields[6], _YEAR) if written >= 6 else \
             tuple(range(FIRST_YEAR, LAST_YEAR + 1))
     except _Refused as exc:
-        return str(exc)
+        return at - (written < 7), str(exc)
     return Expression(seconds, minutes, hours, months, years, days, workdays, last_day,
                       last_workday, days_restricted, weekdays, nth, last_weekdays,
                       weekdays_restricted)
@@ -383,22 +398,30 @@ def read_line(line: str) -> LineReading:
     for count in FIELD_COUNTS:
         if len(found) <= count:
             continue
-        got = parse(line[:found[count - 1].end()])
-        if isinstance(got, Expression):
+        read = parse(line[:found[count - 1].end()])
+        if isinstance(read, Expression):
             return LineReading(line[:found[count - 1].end()], line[found[count].start():],
-                               found[count].start(), got)
-    # refused: say why in the reading that was meant (five fields, or a macro)
-    count = 1 if line.startswith("@") else 5
-    if len(found) <= count:
-        end = found[-1].end() if found else len(line)
-        why = "no command" if found and line.startswith("@") else \
+                               found[count].start(), read)
+    # refused: say why in the reading that was meant — a macro, or the one read furthest
+    # before its error (at a tie, the fewest fields: five, and a command of several words)
+    if line.startswith("@") or len(found) <= 5:
+        end = found[0].end() if line.startswith("@") and found else \
+            found[-1].end() if found else len(line)
+        why = "no command" if len(found) < 2 and line.startswith("@") else \
+            f"`{line[:end]}` is not one of its macros (" + ", ".join(_MACROS) + ")" \
+            if line.startswith("@") else \
             "a job line is five time fields (or six, or seven) and a command"
-        return LineReading(line[:end], "", end, None, why)
-    schedule = line[:found[count - 1].end()]
-    why = f"`{schedule}` is not one of its macros (" + ", ".join(_MACROS) + ")" \
-        if count == 1 else str(parse(schedule))
-    return LineReading(schedule, line[found[count].start():], found[count].start(), None,
-                       why)
+        rest = found[1].start() if line.startswith("@") and len(found) > 1 else end
+        return LineReading(line[:end], line[rest:] if rest != end else "", rest, None, why)
+    tried = []
+    for count in (5, 6, 7):
+        if len(found) > count:
+            got = _parse(line[:found[count - 1].end()])
+            if isinstance(got, tuple):
+                tried.append((got[0], -count, count, got[1]))
+    _, _, count, why = max(tried)
+    return LineReading(line[:found[count - 1].end()], line[found[count].start():],
+                       found[count].start(), None, why)
 
 
 # -- when it runs ----------------------------------------------------------------------

@@ -33,7 +33,8 @@ type job struct {
 	Schedule string             `json:"schedule"`
 	Command  string             `json:"command"`
 	Next     map[string][]int64 `json:"next,omitempty"`
-	// runs per local day and shortest gap between starts, per -day base
+	// runs and shortest gap between starts on the day before a -days base and on the day
+	// itself
 	Days map[string]dayFacts `json:"days,omitempty"`
 }
 
@@ -53,8 +54,9 @@ type answer struct {
 }
 
 type base struct {
-	key string
-	at  time.Time
+	key     string
+	at      time.Time // the local time in its zone, as Go reads it
+	written time.Time // the local time as written (read as UTC)
 }
 
 func parseBases(text string) []base {
@@ -79,7 +81,8 @@ func parseBases(text string) []base {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		out = append(out, base{item, at})
+		written, _ := time.Parse("2006-01-02T15:04:05", local)
+		out = append(out, base{item, at, written})
 	}
 	return out
 }
@@ -109,14 +112,45 @@ func starts(expr crontab.Expression, from time.Time, n int) []int64 {
 	return out
 }
 
-// day: how many starts fall in the local day that begins at `from`, and the shortest gap
-// between two consecutive starts of which one falls in it (-1: none). The walk starts two
-// days before, so that the start before the day is known.
-func day(expr crontab.Expression, from time.Time) dayFacts {
-	end := time.Date(from.Year(), from.Month(), from.Day()+1, 0, 0, 0, 0, from.Location())
+// dayStart is the first instant of a local day: its midnight, or, where the clocks skip
+// midnight, the instant they change.
+func dayStart(zone *time.Location, year int, month time.Month, day int) time.Time {
+	date := time.Date(year, month, day, 0, 0, 0, 0, time.UTC) // (day 0: the month before)
+	t := time.Date(date.Year(), date.Month(), date.Day(), 0, 0, 0, 0, zone)
+	for t.Day() != date.Day() {
+		t = t.Add(time.Minute)
+	}
+	return t
+}
+
+// day: how many starts fall in the two local days that end with the one of `at` (a start
+// can come a day early: Go moves a time that does not exist back), and the shortest gap
+// between two consecutive starts of which one falls in them (-1: none). The walk begins at
+// the last start before them: a base before them whose next start comes before them (two
+// days back, or twice as far until one does, up to about three years), then the latest
+// such base (a bisection, to the second).
+func day(expr crontab.Expression, b base) dayFacts {
+	zone, date := b.at.Location(), b.written
+	from := dayStart(zone, date.Year(), date.Month(), date.Day()-1)
+	end := dayStart(zone, date.Year(), date.Month(), date.Day()+1)
+	early := func(at time.Time) bool { next := step(expr, at); return !next.IsZero() && next.Before(from) }
+	lo := from.AddDate(0, 0, -2)
+	for back := 2; back < 1024 && !early(lo); back *= 2 {
+		lo = from.AddDate(0, 0, -2*back)
+	}
+	if early(lo) {
+		for hi := from; hi.Sub(lo) > time.Second; {
+			mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Second)
+			if early(mid) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+	}
 	facts := dayFacts{Gap: -1}
 	var prev time.Time
-	for last := step(expr, from.AddDate(0, 0, -2)); !last.IsZero(); last = step(expr, last) {
+	for last := step(expr, lo); !last.IsZero(); last = step(expr, last) {
 		inside := !last.Before(from) && last.Before(end)
 		if inside {
 			facts.Runs++
@@ -189,7 +223,7 @@ func read(text string, bases, dayBases []base, n int) (a answer) {
 			got.Next[b.key] = starts(j.Expression, b.at, n)
 		}
 		for _, b := range dayBases {
-			got.Days[b.key] = day(j.Expression, b.at)
+			got.Days[b.key] = day(j.Expression, b)
 		}
 		a.Jobs = append(a.Jobs, got)
 	}

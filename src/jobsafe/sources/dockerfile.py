@@ -48,7 +48,7 @@ def _runner_reads(command: str, workdir: str) -> list[tuple[str, str]]:
             continue
         args = []
         for arg in words[i + 1:]:
-            if arg in ("&&", "||", ";", "|") or arg.endswith(";"):
+            if arg in ("&&", "||", ";", "|", "&") or arg.endswith(";"):
                 break
             args.append(arg)
         positional = [a for a in args if not a.startswith("-")]
