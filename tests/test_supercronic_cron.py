@@ -212,7 +212,7 @@ def test_no_expression_takes_more_than_10_ms(span_2026):
     for case in GOLDEN["lines"]:
         best = float("inf")
         for _ in range(3):
-            sc._parse.cache_clear()
+            sc.parse.cache_clear()
             sc._firings.cache_clear()
             began = time.perf_counter()
             reading = sc.read_line(case["case"])
@@ -398,3 +398,33 @@ def test_drawn_expressions_agree_with_the_oracle(oracle, span_2026, batch):
 def test_the_change_days_are_the_zones(span_2026):
     assert {zone: [dt.date.fromordinal(o).isoformat() for o in schedule_module.change_days(zone)]
             for zone in ZONES} == CHANGE_DAYS
+
+
+def test_supercronic_started_by_a_script_reads_a_folder_the_image_copied(write_tree):
+    """An s6 service's ``run`` (or an entrypoint) starts supercronic on a file of a folder
+    the Dockerfile copies whole: the file is read in supercronic's dialect, and supercronic
+    (no -overlapping) never starts a job beside its last run."""
+    root = write_tree({
+        "Dockerfile": "FROM alpine\nCOPY docker/s6-rc.d /etc/s6-overlay/s6-rc.d\n"
+                      "COPY docker/entrypoint.sh /entrypoint.sh\nCOPY . /app\n"
+                      "ENTRYPOINT [\"/entrypoint.sh\"]\n",
+        "docker/s6-rc.d/cron/run": "#!/command/with-contenv sh\n"
+                                   "supercronic /etc/s6-overlay/s6-rc.d/cron/crontab\n",
+        "docker/s6-rc.d/cron/crontab": "*/30 * * * * * * timeout 20s /app/poll.sh\n",
+        "docker/entrypoint.sh": "#!/bin/sh\n# supercronic /app/old.cron\n"
+                                "exec supercronic -overlapping /app/jobs.cron\n",
+        "jobs.cron": "0 0 L * * timeout 1h /app/poll.sh\n",
+        "poll.sh": "#!/bin/sh\necho poll\n"})
+    jobs = {j.span.path: j for j in run_analysis(root).project.jobs}
+    s6, entry = jobs["docker/s6-rc.d/cron/crontab"], jobs["jobs.cron"]
+    assert (s6.schedule.dialect, s6.schedule.min_interval_seconds) == ("supercronic", 30)
+    assert [g.kind for g in s6.guards] == ["supercronic"]
+    assert entry.schedule.dialect == "supercronic" and entry.never_runs is None
+    assert not entry.guards  # -overlapping
+
+
+def test_a_change_at_midnight_skips_the_first_hour_of_the_day():
+    assert changed_times(dt.date(2026, 9, 6).toordinal(), "America/Santiago") == (0, 3600, True)
+    assert changed_times(dt.date(2026, 3, 8).toordinal(), "America/Havana") == (0, 3600, True)
+    assert changed_times(dt.date(2026, 4, 4).toordinal(), "America/Santiago") == \
+        (82800, 86400, False)

@@ -339,42 +339,28 @@ def expand(text: str) -> str:
     return _MACRO.sub(lambda m: _MACROS[m.group(0)], text)
 
 
-def parse(text: str) -> Expression | str:
-    """cronexpr's ParseStrict: the expression, or its error."""
-    got = _parse(text)
-    return got[1] if isinstance(got, tuple) else got
-
-
 @lru_cache(maxsize=4096)
-def _parse(text: str) -> Expression | tuple[int, str]:
-    """The expression, or (the index of the field cronexpr stops at, -1 for their count;
-    its error)."""
+def parse(text: str) -> Expression | str:
+    """cronexpr's ParseStrict: the expression, or its error (of the first field in error,
+    in its order: seconds, minutes, …, years)."""
     fields = _FIELD.findall(expand(text))
     if len(fields) < 5:
-        return -1, "missing field(s)"
+        return "missing field(s)"
     if len(fields) > 7:
-        return -1, "too many fields"
-    written = len(fields)
-    if written < 7:
-        fields = ["0", *fields]
-    at = 0 if written == 7 else 1  # the field being read
+        return "too many fields"
+    if len(fields) < 7:
+        fields = ["0", *fields]  # (six: the years are the last)
     try:
         seconds = _values(fields[0], _SECOND)
-        at = 1
         minutes = _values(fields[1], _MINUTE)
-        at = 2
         hours = _values(fields[2], _HOUR)
-        at = 3
         days, workdays, last_day, last_workday, days_restricted = _days(fields[3])
-        at = 4
         months = _values(fields[4], _MONTH)
-        at = 5
         weekdays, nth, last_weekdays, weekdays_restricted = _weekdays(fields[5])
-        at = 6
-        years = _values(fields[6], _YEAR) if written >= 6 else \
+        years = _values(fields[6], _YEAR) if len(fields) == 7 else \
             tuple(range(FIRST_YEAR, LAST_YEAR + 1))
     except _Refused as exc:
-        return at - (written < 7), str(exc)
+        return str(exc)
     return Expression(seconds, minutes, hours, months, years, days, workdays, last_day,
                       last_workday, days_restricted, weekdays, nth, last_weekdays,
                       weekdays_restricted)
@@ -402,8 +388,9 @@ def read_line(line: str) -> LineReading:
         if isinstance(read, Expression):
             return LineReading(line[:found[count - 1].end()], line[found[count].start():],
                                found[count].start(), read)
-    # refused: say why in the reading that was meant — a macro, or the one read furthest
-    # before its error (at a tie, the fewest fields: five, and a command of several words)
+    # refused: say why in the reading that was meant — a macro, or as many fields as the
+    # line begins with words that look like time fields (five at least: five and a command
+    # is the common line)
     if line.startswith("@") or len(found) <= 5:
         end = found[0].end() if line.startswith("@") and found else \
             found[-1].end() if found else len(line)
@@ -413,15 +400,22 @@ def read_line(line: str) -> LineReading:
             "a job line is five time fields (or six, or seven) and a command"
         rest = found[1].start() if line.startswith("@") and len(found) > 1 else end
         return LineReading(line[:end], line[rest:] if rest != end else "", rest, None, why)
-    tried = []
-    for count in (5, 6, 7):
-        if len(found) > count:
-            got = _parse(line[:found[count - 1].end()])
-            if isinstance(got, tuple):
-                tried.append((got[0], -count, count, got[1]))
-    _, _, count, why = max(tried)
-    return LineReading(line[:found[count - 1].end()], line[found[count].start():],
-                       found[count].start(), None, why)
+    looks = next((i for i, f in enumerate(found) if not _looks_like_field(f.group())),
+                 len(found))
+    count = max(5, min(looks, 7, len(found) - 1))
+    schedule = line[:found[count - 1].end()]
+    return LineReading(schedule, line[found[count].start():], found[count].start(), None,
+                       str(parse(schedule)))
+
+
+_WORDS = re.compile(r"[A-Za-z]+")
+_NAMES = {*_MONTHS, *_WEEKDAYS, "l", "w", "lw"}
+
+
+def _looks_like_field(text: str) -> bool:
+    """A word made of what time fields are made of: numbers, ``*?,/-#`` and names."""
+    return re.fullmatch(r"[0-9A-Za-z*?,/#-]+", text) is not None and \
+        all(w.lower() in _NAMES for w in _WORDS.findall(text))
 
 
 # -- when it runs ----------------------------------------------------------------------

@@ -70,6 +70,9 @@ PERIODIC_FOLDERS = {"cron.hourly": "17 * * * *", "cron.daily": "25 6 * * *",
                     "cron.weekly": "47 6 * * 7", "cron.monthly": "52 6 1 * *"}
 
 
+#: crontabs a runner started outside a Dockerfile reads: (all, those whose runner never
+#: overlaps a job with itself, those supercronic reads)
+_Started = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 #: a script that writes a crontab: into /etc/cron.d or /etc/crontab, or piped to crontab
 _WRITES_CRON = re.compile(r"(?:echo|printf)\b[^\n]*(?:>>?\s*[\"']?/etc/cron|\|\s*crontab\b)")
 
@@ -95,7 +98,7 @@ class CronAssembly(Step):
         for f in self.discovery.files:
             if f.kind == "crontab":
                 cron_sources[f.rel] = CronSource(f)
-        runners = self._supervised_runner_files()
+        runners = self._started_runner_files()
         for f in self.discovery.files:
             if f.kind == "dockerfile":
                 self.guarded(f.display, partial(self._dockerfile, f, cron_sources, runners))
@@ -142,33 +145,45 @@ class CronAssembly(Step):
                 command=f"run-parts /etc/{folder}: {parts[-1]}",
                 targets=(Target((path,), span, False, entry, entry.path, "run-parts"),)))
 
-    def _supervised_runner_files(self) -> tuple[tuple[str, ...], tuple[str, ...],
-                                                tuple[str, ...]]:
-        """Container paths of crontabs that a supervisor program hands a cron runner
-        (``command=supercronic -overlapping /etc/supercronic/crontab``), those of them
+    def _started_runner_files(self) -> _Started:
+        """Container paths of crontabs that a cron runner is handed outside a Dockerfile —
+        by a supervisor program (``command=supercronic -overlapping
+        /etc/supercronic/crontab``), or supercronic by a script (an entrypoint's ``exec
+        supercronic /app/crontab``, an s6 or runit service's ``run``) —, those of them
         whose runner never lets a job overlap itself, and those supercronic reads."""
         found: list[str] = []
         serial: list[str] = []
         supercronic: list[str] = []
         for f in self.discovery.files:
+            commands: list[str] = []
             if f.rel.endswith((".conf", ".ini")):
                 text = self.peek(f) or ""
                 if looks_like_supervisor(text):
-                    for program in supervisor_programs(f.display, text):
-                        for container in program.containers:
-                            found += runner_files(container.command or "")
-                            serial += serial_runner_files(container.command or "")
-                            supercronic += supercronic_files(container.command or "")
+                    commands = [container.command or ""
+                                for program in supervisor_programs(f.display, text)
+                                for container in program.containers]
+                    found += [path for c in commands for path in runner_files(c)]
+            elif (f.kind == "shell" or f.rel.rsplit("/", 1)[-1] == "run") and \
+                    not is_test_path(f.rel):
+                text = self.peek(f) or ""
+                if text.startswith("#!") and "supercronic" in text:
+                    commands = [line for line in text.splitlines()
+                                if "supercronic" in line and not line.lstrip().startswith("#")]
+                    found += [path for c in commands for path in supercronic_files(c)]
+            serial += [path for c in commands for path in serial_runner_files(c)]
+            supercronic += [path for c in commands for path in supercronic_files(c)]
         return tuple(dict.fromkeys(found)), tuple(dict.fromkeys(serial)), \
             tuple(dict.fromkeys(supercronic))
 
     def _dockerfile(self, f: SourceFile, cron_sources: dict[str, CronSource],
-                    runners: tuple[tuple[str, ...], ...] = ((), (), ())) -> None:
+                    runners: _Started = ((), (), ())) -> None:
         text = self.read(f, report=False)
         if text is None:
             return
-        result = parse_dockerfile(f.display, text, *runners)
         base = os.path.dirname(f.rel)
+        found, serial, supercronic = runners
+        result = parse_dockerfile(f.display, text, found, serial, supercronic,
+                                  is_folder=partial(self._is_folder, base))
         for hint, workdir in result.context_copies:
             self._place(base, hint, workdir)
         for entry in result.entries:
@@ -191,6 +206,18 @@ class CronAssembly(Step):
                         name = rel.rsplit("/", 1)[-1] if hint.dest.endswith(("/", "cron.d")) \
                             else hint.dest.rsplit("/", 1)[-1]
                         target.installs.append((name, Span(f.display, hint.line, 1, hint.line, 1)))
+
+    def _is_folder(self, base: str, src: str) -> bool:
+        """Whether a COPY source names a folder of the build context (the Dockerfile's
+        folder, or the tree's root)."""
+        for context in (base, ""):
+            rel = os.path.normpath(os.path.join(context, src.lstrip("/"))).lstrip("/")
+            if rel in self.tree.files:
+                return False
+            prefix = "" if rel == "." else rel.rstrip("/") + "/"
+            if any(r.startswith(prefix) for r in self.tree.files):
+                return True
+        return False
 
     def _place(self, base: str, hint: CopyHint, workdir: str) -> None:
         """Tell the tree where a COPY puts context files in the image, so that a command

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from .crontab import CronEntry, CrontabDialect, parse_crontab
@@ -176,12 +176,13 @@ def _instructions(text: str):
 
 
 def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
-                     serial: tuple[str, ...] = (), supercronic: tuple[str, ...] = ()
-                     ) -> DockerfileResult:
+                     serial: tuple[str, ...] = (), supercronic: tuple[str, ...] = (),
+                     is_folder: Callable[[str], bool] | None = None) -> DockerfileResult:
     """``runners``: container paths that a cron runner started elsewhere reads (a
     supervisor program running ``supercronic /etc/supercronic/crontab``); ``serial``: those
     of them whose runner does not let a job overlap itself; ``supercronic``: those of them
-    supercronic reads."""
+    supercronic reads; ``is_folder``: whether a COPY source is a folder of the build
+    context (what it holds is copied)."""
     result = DockerfileResult(runner_files=list(runners), serial_files=list(serial),
                               supercronic_files=list(supercronic))
     copies: list[tuple[CopyHint, str]] = []  # (the copy, the WORKDIR it is made in)
@@ -213,22 +214,23 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
             # a crontab put where cron looks, but read by a runner (supervisord runs
             # `supercronic /etc/crontabs/app`): the runner's file
             read = [f for f in result.runner_files if any(
-                _copied_as(hint, at, source, f) is not None for source in hint.sources)]
+                _copied_as(hint, at, source, f, is_folder) is not None
+                for source in hint.sources)]
             if read:
                 hint = CopyHint(hint.line, hint.column, hint.sources, hint.dest, True,
                                 any(f in result.serial_files for f in read),
                                 supercronic=any(f in result.supercronic_files for f in read))
-            elif any(_copied_as(hint, at, source, f) is not None
+            elif any(_copied_as(hint, at, source, f, is_folder) is not None
                      for f in result.installed for source in hint.sources):
                 hint = replace(hint, reinstalled=True)
             result.copies.append(hint)
             continue
         sources = list(dict.fromkeys(
             found for source in hint.sources for file in result.runner_files
-            if (found := _copied_as(hint, at, source, file)) is not None))
-        waits = any(_copied_as(hint, at, source, file) is not None
+            if (found := _copied_as(hint, at, source, file, is_folder)) is not None))
+        waits = any(_copied_as(hint, at, source, file, is_folder) is not None
                     for source in hint.sources for file in result.serial_files)
-        read_by_supercronic = any(_copied_as(hint, at, source, file) is not None
+        read_by_supercronic = any(_copied_as(hint, at, source, file, is_folder) is not None
                                   for source in hint.sources for file in result.supercronic_files)
         if sources:
             result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest, True,
@@ -236,19 +238,22 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
     return result
 
 
-def _copied_as(hint: CopyHint, workdir: str, source: str, file: str) -> str | None:
+def _copied_as(hint: CopyHint, workdir: str, source: str, file: str,
+               is_folder: Callable[[str], bool] | None = None) -> str | None:
     """The build-context path a COPY puts at the container path ``file`` (``COPY crontab
-    /app/crontab``; ``COPY crontab .`` in WORKDIR /app; ``COPY . .``: the file of the same
-    relative path), or None."""
+    /app/crontab``; ``COPY crontab .`` in WORKDIR /app; ``COPY . /app`` or a folder: the
+    file of the same relative path in it), or None."""
     dest, folder = hint.landing(workdir)
-    if not folder:
-        return source if dest == file and not source.endswith("/") and source != "." else None
-    if not file.startswith(dest.rstrip("/") + "/"):
-        return None
-    inside = file[len(dest.rstrip("/")) + 1:]
-    if source in (".", "./") or source.endswith("/"):
+    if source in (".", "./") or source.endswith("/") or (is_folder is not None and
+                                                           is_folder(source)):
+        if not file.startswith(dest.rstrip("/") + "/"):
+            return None  # (a folder's content lands in the destination)
+        inside = file[len(dest.rstrip("/")) + 1:]
         return (source.rstrip("/") + "/" + inside).removeprefix("./")
-    return source if source.rstrip("/").rsplit("/", 1)[-1] == inside else None
+    if not folder:
+        return source if dest == file else None
+    inside = file[len(dest.rstrip("/")) + 1:] if file.startswith(dest.rstrip("/") + "/") else ""
+    return source if source.rsplit("/", 1)[-1] == inside else None
 
 
 def _copy(line: int, column: int, args: str) -> CopyHint | None:
