@@ -209,28 +209,35 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
                                                         result.runner_files, workdir,
                                                         result.supercronic_files))
     result.context_copies = copies
+    folders = is_folder or (lambda source: False)
+
+    def copied(hint: CopyHint, at: str, source: str, file: str) -> str | None:
+        # a folder copied whole (`COPY . /app`, `COPY docker/cron /etc/cron`) is followed to
+        # the files supercronic reads; the other runners' files keep the matching they had
+        return _copied_as(hint, at, source, file,
+                          folders if file in result.supercronic_files else None)
+
     for hint, at in copies:
         if is_cron_destination(hint.dest):
             # a crontab put where cron looks, but read by a runner (supervisord runs
             # `supercronic /etc/crontabs/app`): the runner's file
-            read = [f for f in result.runner_files if any(
-                _copied_as(hint, at, source, f, is_folder) is not None
-                for source in hint.sources)]
+            read = [f for f in result.runner_files
+                    if any(copied(hint, at, source, f) is not None for source in hint.sources)]
             if read:
                 hint = CopyHint(hint.line, hint.column, hint.sources, hint.dest, True,
                                 any(f in result.serial_files for f in read),
                                 supercronic=any(f in result.supercronic_files for f in read))
-            elif any(_copied_as(hint, at, source, f, is_folder) is not None
+            elif any(copied(hint, at, source, f) is not None
                      for f in result.installed for source in hint.sources):
                 hint = replace(hint, reinstalled=True)
             result.copies.append(hint)
             continue
         sources = list(dict.fromkeys(
             found for source in hint.sources for file in result.runner_files
-            if (found := _copied_as(hint, at, source, file, is_folder)) is not None))
-        waits = any(_copied_as(hint, at, source, file, is_folder) is not None
+            if (found := copied(hint, at, source, file)) is not None))
+        waits = any(copied(hint, at, source, file) is not None
                     for source in hint.sources for file in result.serial_files)
-        read_by_supercronic = any(_copied_as(hint, at, source, file, is_folder) is not None
+        read_by_supercronic = any(copied(hint, at, source, file) is not None
                                   for source in hint.sources for file in result.supercronic_files)
         if sources:
             result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest, True,
@@ -241,19 +248,23 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
 def _copied_as(hint: CopyHint, workdir: str, source: str, file: str,
                is_folder: Callable[[str], bool] | None = None) -> str | None:
     """The build-context path a COPY puts at the container path ``file`` (``COPY crontab
-    /app/crontab``; ``COPY crontab .`` in WORKDIR /app; ``COPY . /app`` or a folder: the
-    file of the same relative path in it), or None."""
+    /app/crontab``; ``COPY crontab .`` in WORKDIR /app; ``COPY . .``: the file of the same
+    relative path), or None. With ``is_folder`` (whether a source is a folder), a folder
+    is followed wherever it is copied (``COPY . /app``, ``COPY docker/s6-rc.d
+    /etc/s6-overlay/s6-rc.d``: what it holds lands there)."""
     dest, folder = hint.landing(workdir)
-    if source in (".", "./") or source.endswith("/") or (is_folder is not None and
-                                                           is_folder(source)):
-        if not file.startswith(dest.rstrip("/") + "/"):
-            return None  # (a folder's content lands in the destination)
-        inside = file[len(dest.rstrip("/")) + 1:]
-        return (source.rstrip("/") + "/" + inside).removeprefix("./")
+    if is_folder is not None and (
+            source in (".", "./") or source.endswith("/") or is_folder(source)):
+        folder = True
+        source = source if source.endswith("/") or source in (".", "./") else source + "/"
     if not folder:
-        return source if dest == file else None
-    inside = file[len(dest.rstrip("/")) + 1:] if file.startswith(dest.rstrip("/") + "/") else ""
-    return source if source.rsplit("/", 1)[-1] == inside else None
+        return source if dest == file and not source.endswith("/") and source != "." else None
+    if not file.startswith(dest.rstrip("/") + "/"):
+        return None
+    inside = file[len(dest.rstrip("/")) + 1:]
+    if source in (".", "./") or source.endswith("/"):
+        return (source.rstrip("/") + "/" + inside).removeprefix("./")
+    return source if source.rstrip("/").rsplit("/", 1)[-1] == inside else None
 
 
 def _copy(line: int, column: int, args: str) -> CopyHint | None:
