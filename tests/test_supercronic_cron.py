@@ -270,6 +270,9 @@ def test_the_environment_and_zone_the_file_ends_with_apply_to_every_job(span_202
     refused = parse_crontab("c", "CRON_TZ=Mars/Base\n0 1 * * * /app/a\n", False,
                             dialect="supercronic")
     assert refused.refused == (1, "unknown time zone Mars/Base")
+    # a folder of the zone database is no zone (it raised IsADirectoryError in every dialect)
+    for dialect in ("supercronic", "debian"):
+        parse_crontab("c", "CRON_TZ=Europe\n30 2 * * * /app/a\n", False, dialect=dialect)
 
 
 def test_a_line_longer_than_64_kib_refuses_the_file():

@@ -282,7 +282,7 @@ def dst_minutes(zone: str) -> tuple[frozenset[int], frozenset[int]] | None:
     unknown zone."""
     try:
         tz = ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # (OSError: a folder, `Europe`)
         return None
     skipped_minutes: set[int] = set()
     repeated_minutes: set[int] = set()
@@ -324,7 +324,7 @@ def change_days(zone: str) -> tuple[int, ...]:
     zones without changes and for unknown zones)."""
     try:
         tz = ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # (OSError: a folder, `Europe`)
         return ()
     start, span_days = _span()
     out = []

@@ -655,7 +655,7 @@ def dst_summary(firings: Firings, zone_name: str, wall_clock: tuple[int | None, 
     wall-clock time."""
     try:
         zone = ZoneInfo(zone_name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         return None
     if not firings.groups:
         return None

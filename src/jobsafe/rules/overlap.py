@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from ..model import Job, Message, Related, Severity, Span, TextEdit, message, prose
 from .. import supercronic_cron
+from ..model import Job, Message, Related, Severity, Span, TextEdit, message, prose
 from ..schedule import coincide, dst_minutes, firings_of
 from ..timespec import format_duration
 from . import Rule
@@ -622,7 +622,7 @@ class MisleadingSchedule(Rule):
                 continue
             if job.schedule.dialect == "supercronic":  # (seconds and years too)
                 named = supercronic_cron.named_fields(job.schedule.cron or "")
-                both = all(supercronic_cron.restricted(named[f])
+                both = all(supercronic_cron.restricted(named.get(f, "*"))
                            for f in ("day-of-month", "day-of-week"))
                 scheduler = "supercronic"
             else:

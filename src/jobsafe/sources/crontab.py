@@ -283,7 +283,7 @@ def _parse_supercronic(path: str, text: str, line_base: int,
     result = CrontabResult()
     env = dict(env or {})
     zone: str | None = env.get("CRON_TZ")
-    jobs: list[tuple[Span, str, int, supercronic_cron.LineReading]] = []
+    jobs: list[tuple[Span, int, supercronic_cron.LineReading]] = []
     crashed: tuple[int, str] | None = None  # (it crashes on its first look at the times)
 
     def refuse(span: Span, why: str) -> None:
@@ -332,8 +332,8 @@ def _parse_supercronic(path: str, text: str, line_base: int,
                     f"nor a variable), so none of its jobs run") if stripped[0] not in
                     "@*?0123456789" else f"{why}, and with it the file: none of its jobs run"))
                 continue
-        jobs.append((span, line, indent, reading))
-    for span, line, indent, reading in jobs:
+        jobs.append((span, indent, reading))
+    for span, indent, reading in jobs:
         end = indent + len(reading.schedule)
         never = None
         if reading.expression is None:
@@ -372,6 +372,6 @@ def _supercronic_zone(name: str) -> tuple[str | None, str | None]:
         return "UTC", None
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         return None, f"unknown time zone {name}"
     return name, None
