@@ -131,16 +131,16 @@ def seeds(src: Path, generated: int) -> tuple[list[tuple[str, str]], list[tuple[
     """(lines, files): each a case and where it comes from."""
     lines: list[tuple[str, str]] = []
     tests = _read(src, "cronexpr/cronexpr_test.go") or ""
-    for text in dict.fromkeys(_go_strings(tests)):
-        if text.startswith("@") or (len(text.split()) >= 5 and not text[:4].isdigit()):
+    for text in dict.fromkeys(_go_strings(tests)):  # (its expressions, not its dates)
+        if re.match(r"[@0-9*?]", text) and (text.startswith("@") or len(text.split()) >= 5) \
+                and ":" not in text and not text[:4].isdigit():
             lines.append((text, "cronexpr_test.go"))
     lines += [(e, "cronexpr README") for e in README]
     lines += [(e, "jobsafe") for e in JOBSAFE]
     draw = random.Random(SEED)
     lines += [(expression(draw.choice), "generated") for _ in range(generated)]
-    seen: set[str] = set()
-    lines = [(f"{e} {COMMAND}", origin) for e, origin in lines
-             if not (e in seen or seen.add(e))]  # type: ignore[func-returns-value]
+    first = {e: origin for e, origin in reversed(lines)}  # (a case once, where first seen)
+    lines = [(f"{e} {COMMAND}", first[e]) for e in dict.fromkeys(e for e, _ in lines)]
     files: list[tuple[str, str]] = []
     crontab_tests = _read(src, "crontab/crontab_test.go") or ""
     cases = crontab_tests[crontab_tests.find("parseCrontabTestCases"):]

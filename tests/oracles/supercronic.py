@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -92,8 +93,8 @@ def build(work: Path) -> Path | None:
     return binary if done.returncode == 0 and binary.exists() else None
 
 
-def ask(binary: Path, inputs: list[str], at: list[str], days: list[str] = (), n: int = 50,
-        files: bool = False) -> list[dict]:
+def ask(binary: Path, inputs: Sequence[str], at: Sequence[str], days: Sequence[str] = (),
+        n: int = 50, files: bool = False) -> list[dict]:
     """The oracle's answer for each input (a crontab line, or with ``files`` a whole file):
     whether supercronic accepts it, its jobs, and their start times from each base of
     ``at`` and their runs and shortest gap on each local day of ``days``."""
