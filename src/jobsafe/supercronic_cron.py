@@ -12,7 +12,8 @@ Debian's cron, all of it from their source:
 * ``L``, ``W``, ``LW``, ``nL``, ``n#k``, ``?``, names of three letters or in full, in any
   case; ``7`` is Sunday, and so is any day-of-week number cronexpr does not list (``07``,
   ``01``); a descending range is refused, but a descending range with a step is empty;
-  ``*`` first in a list makes the rest of it unread (``*,x`` is accepted);
+  in the seconds to hours, months and years fields ``*`` first in a list makes the rest of
+  it unread (``*,x`` is accepted);
   day-of-month and day-of-week: either matches when both are restricted (a field holding
   ``*`` or ``?`` is not);
 * the environment and ``CRON_TZ`` of the whole file apply to every job (the last setting
