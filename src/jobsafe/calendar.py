@@ -241,7 +241,7 @@ def parse_calendar(expression: str) -> CalendarSpec:
         timezone = "UTC" if timezone.upper() == "UTC" else timezone
         try:
             ZoneInfo(timezone)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # (OSError: a folder, `Europe`)
             raise ScheduleError(f"unknown time zone {timezone!r}") from None
     body = " ".join(words)
     if body.lower() in SHORTHANDS:

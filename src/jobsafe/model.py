@@ -26,8 +26,8 @@ Applicability = Literal["safe", "unsafe"]
 #: how far a lock reaches: the process that takes it, the host, every host
 LockScope = Literal["process", "host", "cluster"]
 #: how a scheduler reads a schedule (``Schedule.dialect``)
-ScheduleDialect = Literal["debian", "systemd", "celery", "apscheduler", "huey", "kubernetes",
-                          "github"]
+ScheduleDialect = Literal["debian", "supercronic", "systemd", "celery", "apscheduler", "huey",
+                          "kubernetes", "github"]
 #: what frees a lock whose holder died or hung
 StaleHandling = Literal[
     "none",           # nothing: a lock or pid file whose existence alone means "locked"
@@ -156,15 +156,17 @@ class Schedule:
     runs_per_day: float | None = None
     #: minutes of the day (0..1439) at which a cron schedule fires; None if unknown
     fire_minutes: tuple[int, ...] | None = None
-    #: the five-field cron expression, macros expanded (cron schedules only)
+    #: the five-field cron expression, macros expanded (cron schedules only; supercronic's:
+    #: five, six or seven fields, see ``supercronic_cron``)
     cron: str | None = None
     #: the ``OnCalendar=`` expressions (systemd timers)
     calendar: tuple[str, ...] | None = None
     #: fires at fixed hours (not every hour)
     fixed_time: bool = False
     #: the dialect the schedule was read in, where jobsafe reads it as that scheduler does:
-    #: ``debian`` (Debian's cron), ``systemd``, ``celery``, ``apscheduler``, ``huey`` (in
-    #: the last three a day matches when its day of the month and weekday both do)
+    #: ``debian`` (Debian's cron), ``supercronic`` (its cronexpr), ``systemd``, ``celery``,
+    #: ``apscheduler``, ``huey`` (in the last three a day matches when its day of the month
+    #: and weekday both do)
     dialect: ScheduleDialect | None = None
 
     @property

@@ -37,7 +37,8 @@ MACROS = {
 DAYS_AND_DIALECTS: frozenset[ScheduleDialect] = frozenset({"celery", "apscheduler", "huey"})
 
 #: the dialects a schedule is read in, by name (``Schedule.dialect``), for the inventory
-DIALECT_NAMES: dict[ScheduleDialect, str] = {"debian": "Debian cron", "celery": "Celery crontab()",
+DIALECT_NAMES: dict[ScheduleDialect, str] = {"debian": "Debian cron", "supercronic": "supercronic",
+                 "celery": "Celery crontab()",
                  "apscheduler": "APScheduler CronTrigger", "huey": "Huey crontab()",
                  "systemd": "systemd OnCalendar=", "kubernetes": "Kubernetes CronJob (robfig/cron)",
                  "github": "GitHub Actions schedule"}
@@ -231,6 +232,9 @@ def calendar_schedule(expressions: tuple[str, ...], text: str) -> Schedule:
 
 
 def firings_of(schedule: Schedule) -> Firings | None:
+    if schedule.cron and schedule.dialect == "supercronic":  # (seconds and years too)
+        from .supercronic_cron import span_firings
+        return span_firings(schedule.cron)
     if schedule.cron:
         return cron_firings(schedule.cron, schedule.dialect)
     if schedule.calendar:
@@ -289,7 +293,7 @@ def dst_minutes(zone: str) -> tuple[frozenset[int], frozenset[int]] | None:
     unknown zone."""
     try:
         tz = ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # (OSError: a folder, `Europe`)
         return None
     skipped_minutes: set[int] = set()
     repeated_minutes: set[int] = set()
@@ -322,7 +326,8 @@ def dst_minutes(zone: str) -> tuple[frozenset[int], frozenset[int]] | None:
 #: local time matches, so a skipped time never comes and a repeated one comes twice, an
 #: hour apart: the CronJob controller (robfig/cron's Next, checked with robfig/cron
 #: itself) and Laravel's scheduler (each minute's ``schedule:run`` asks whether the local
-#: time is due).
+#: time is due). (supercronic's, which Go's time.Date decides, is
+#: ``supercronic_cron.dst_summary``.)
 DST_RUNTIMES = frozenset({"cron", "systemd", "every-match"})
 _CATCH_UP_PAUSE = 10
 _CATCH_UP_RUNS = 60 // _CATCH_UP_PAUSE
@@ -334,7 +339,7 @@ def change_days(zone: str) -> tuple[int, ...]:
     zones without changes and for unknown zones)."""
     try:
         tz = ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # (OSError: a folder, `Europe`)
         return ()
     start, span_days = _span()
     out = []

@@ -13,6 +13,7 @@ from ..model import Confidence, CronFile, Guard, Job, NeverRuns, Span, Target
 from ..paths import is_test_path
 from ..schedule import cron_schedule
 from ..sources.crontab import (
+    CrontabDialect,
     cron_d_name_ok,
     looks_like_crontab,
     looks_like_system_crontab,
@@ -25,6 +26,7 @@ from ..sources.dockerfile import (
     parse_dockerfile,
     runner_files,
     serial_runner_files,
+    supercronic_files,
     written_crontab_lines,
 )
 from ..sources.shell import SHELLS
@@ -41,8 +43,8 @@ class CronSource:
     installs: list[tuple[str, Span]] = field(default_factory=list)
     #: a crontab by its content alone: neither its name nor an install says so
     sniffed: bool = False
-    #: read by Debian's cron (not by a container's own runner, supercronic …)
-    debian: bool = True
+    #: whose reading: Debian's cron, supercronic, another container runner (lenient)
+    dialect: CrontabDialect = "debian"
     #: its runner never starts a job while its last run goes on: where that is said
     serial: Span | None = None
 
@@ -68,6 +70,9 @@ PERIODIC_FOLDERS = {"cron.hourly": "17 * * * *", "cron.daily": "25 6 * * *",
                     "cron.weekly": "47 6 * * 7", "cron.monthly": "52 6 1 * *"}
 
 
+#: crontabs a runner started outside a Dockerfile reads: (all, those whose runner never
+#: overlaps a job with itself, those supercronic reads)
+_Started = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 #: a script that writes a crontab: into /etc/cron.d or /etc/crontab, or piped to crontab
 _WRITES_CRON = re.compile(r"(?:echo|printf)\b[^\n]*(?:>>?\s*[\"']?/etc/cron|\|\s*crontab\b)")
 
@@ -93,7 +98,7 @@ class CronAssembly(Step):
         for f in self.discovery.files:
             if f.kind == "crontab":
                 cron_sources[f.rel] = CronSource(f)
-        runners = self._supervised_runner_files()
+        runners = self._started_runner_files()
         for f in self.discovery.files:
             if f.kind == "dockerfile":
                 self.guarded(f.display, partial(self._dockerfile, f, cron_sources, runners))
@@ -140,29 +145,45 @@ class CronAssembly(Step):
                 command=f"run-parts /etc/{folder}: {parts[-1]}",
                 targets=(Target((path,), span, False, entry, entry.path, "run-parts"),)))
 
-    def _supervised_runner_files(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """Container paths of crontabs that a supervisor program hands a cron runner
-        (``command=supercronic -overlapping /etc/supercronic/crontab``), and those of them
-        whose runner never lets a job overlap itself."""
+    def _started_runner_files(self) -> _Started:
+        """Container paths of crontabs that a cron runner is handed outside a Dockerfile —
+        by a supervisor program (``command=supercronic -overlapping
+        /etc/supercronic/crontab``), or supercronic by a script (an entrypoint's ``exec
+        supercronic /app/crontab``, an s6 or runit service's ``run``) —, those of them
+        whose runner never lets a job overlap itself, and those supercronic reads."""
         found: list[str] = []
         serial: list[str] = []
+        supercronic: list[str] = []
         for f in self.discovery.files:
+            commands: list[str] = []
             if f.rel.endswith((".conf", ".ini")):
                 text = self.peek(f) or ""
                 if looks_like_supervisor(text):
-                    for program in supervisor_programs(f.display, text):
-                        for container in program.containers:
-                            found += runner_files(container.command or "")
-                            serial += serial_runner_files(container.command or "")
-        return tuple(dict.fromkeys(found)), tuple(dict.fromkeys(serial))
+                    commands = [container.command or ""
+                                for program in supervisor_programs(f.display, text)
+                                for container in program.containers]
+                    found += [path for c in commands for path in runner_files(c)]
+            elif (f.kind == "shell" or f.rel.rsplit("/", 1)[-1] == "run") and \
+                    not is_test_path(f.rel):
+                text = self.peek(f) or ""
+                if text.startswith("#!") and "supercronic" in text:
+                    commands = [line for line in text.splitlines()
+                                if "supercronic" in line and not line.lstrip().startswith("#")]
+                    found += [path for c in commands for path in supercronic_files(c)]
+            serial += [path for c in commands for path in serial_runner_files(c)]
+            supercronic += [path for c in commands for path in supercronic_files(c)]
+        return tuple(dict.fromkeys(found)), tuple(dict.fromkeys(serial)), \
+            tuple(dict.fromkeys(supercronic))
 
     def _dockerfile(self, f: SourceFile, cron_sources: dict[str, CronSource],
-                    runners: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())) -> None:
+                    runners: _Started = ((), (), ())) -> None:
         text = self.read(f, report=False)
         if text is None:
             return
-        result = parse_dockerfile(f.display, text, *runners)
         base = os.path.dirname(f.rel)
+        found, serial, supercronic = runners
+        result = parse_dockerfile(f.display, text, found, serial, supercronic,
+                                  is_folder=partial(self._is_folder, base))
         for hint, workdir in result.context_copies:
             self._place(base, hint, workdir)
         for entry in result.entries:
@@ -175,7 +196,7 @@ class CronAssembly(Step):
                     # (a file also installed with `crontab FILE`: its lines decide)
                     target.system = None if hint.reinstalled else \
                         is_system_destination(hint.dest)
-                    target.debian = hint.debian
+                    target.dialect = hint.dialect
                     if hint.serial:
                         target.serial = Span(f.display, hint.line, 1, hint.line, 1)
                     self.images.installed_by.setdefault(self.tree.files[rel].display,
@@ -185,6 +206,18 @@ class CronAssembly(Step):
                         name = rel.rsplit("/", 1)[-1] if hint.dest.endswith(("/", "cron.d")) \
                             else hint.dest.rsplit("/", 1)[-1]
                         target.installs.append((name, Span(f.display, hint.line, 1, hint.line, 1)))
+
+    def _is_folder(self, base: str, src: str) -> bool:
+        """Whether a COPY source names a folder of the build context (the Dockerfile's
+        folder, or the tree's root)."""
+        for context in (base, ""):
+            rel = os.path.normpath(os.path.join(context, src.lstrip("/"))).lstrip("/")
+            if rel in self.tree.files:
+                return False
+            prefix = "" if rel == "." else rel.rstrip("/") + "/"
+            if any(r.startswith(prefix) for r in self.tree.files):
+                return True
+        return False
 
     def _place(self, base: str, hint: CopyHint, workdir: str) -> None:
         """Tell the tree where a COPY puts context files in the image, so that a command
@@ -229,7 +262,7 @@ class CronAssembly(Step):
         if system is None:
             system = in_cron_d or f.rel == "etc/crontab" or f.rel.endswith("/etc/crontab") \
                 or ("crontabs" not in parts[:-1] and looks_like_system_crontab(text))
-        result = parse_crontab(f.display, text, system, debian=src.debian)
+        result = parse_crontab(f.display, text, system, dialect=src.dialect)
         self.project.parse_errors.extend(result.errors)
         first = result.entries[0].span if result.entries else Span(f.display, 1, 1, 1, 1)
         names: list[tuple[str | None, Span]] = [*src.installs] or [
@@ -238,10 +271,11 @@ class CronAssembly(Step):
         ignored = None if any(name is None or cron_d_name_ok(name) for name, _ in names) else \
             NeverRuns("file-skipped", f"cron ignores /etc/cron.d/{names[0][0]} (its name)")
         # Debian's cron drops a last line without a newline; the runners' parsers read it
-        last = result.last_entry_unterminated if src.debian else None
+        last = result.last_entry_unterminated if src.dialect == "debian" else None
         refused = next(((e.span.line, e.never_runs.text) for e in result.entries
                         if e.never_runs is not None and e.never_runs.why == "refused"), None)
-        if refused is not None and not system:  # `crontab FILE` refuses the whole file
+        if refused is not None and not system and src.dialect == "debian":
+            # `crontab FILE` refuses the whole file (supercronic's reader says so itself)
             for entry in result.entries:
                 if entry.never_runs is None:
                     entry.never_runs = NeverRuns(

@@ -17,6 +17,8 @@ _CRON_DAYS = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]
 
 #: cron fields whose ``*/N`` repeats from the start of the range each hour, day or year
 _STEPPED = {0: 60, 1: 24, 3: 12}
+#: the same in a seven-field expression (seconds first, years last: supercronic's)
+_STEPPED_SEVEN = {0: 60, 1: 60, 2: 24, 4: 12}
 
 
 @lru_cache(maxsize=1024)
@@ -36,7 +38,7 @@ def _unevenly_stepped_as_lists(expr: str) -> str:
     """``*/35`` fires at :00 and :35, not every 35 minutes (JOB111): spell such steps out
     so the words say what cron does."""
     fields = expr.split()
-    for index, size in _STEPPED.items():
+    for index, size in (_STEPPED_SEVEN if len(fields) == 7 else _STEPPED).items():
         field = fields[index]
         if field.startswith("*/") and field[2:].isdigit() and int(field[2:]) \
                 and size % int(field[2:]):
@@ -55,7 +57,11 @@ def in_words(schedule: Schedule) -> str:
             return "set at deploy time (templated)"
         return "computed by code (not known before it runs)"
     if schedule.cron:
-        words = describe_cron(schedule.cron)
+        fields = schedule.cron.split()
+        # supercronic's six fields end with the years: the describer's seven (it reads six
+        # as seconds first)
+        words = describe_cron(" ".join(["0", *fields] if len(fields) == 6 and
+                                       schedule.dialect == "supercronic" else fields))
         return (words + zone) if words else schedule.text
     if schedule.calendar:
         return "; ".join(_calendar_words(e) for e in schedule.calendar)

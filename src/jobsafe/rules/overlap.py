@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
+from .. import supercronic_cron
 from ..model import Job, Message, Related, Severity, Span, TextEdit, message, prose
 from ..schedule import coincide, dst_minutes, firings_of
 from ..timespec import format_duration
@@ -619,17 +620,28 @@ class MisleadingSchedule(Rule):
                 continue
             if job.source != "cron" or job.schedule.kind != "cron" or job.schedule.text.startswith("@"):
                 continue
-            fields = job.schedule.text.split()
-            if len(fields) != 5:  # (a run-parts folder's time, named by its folder)
-                continue
-            for index, (label, size) in ((0, ("minute", 60)), (1, ("hour", 24))):
-                for part in fields[index].split(","):
+            if job.schedule.dialect == "supercronic":  # (seconds and years too)
+                named = supercronic_cron.named_fields(job.schedule.cron or "")
+                both = all(supercronic_cron.restricted(named.get(f, "*"))
+                           for f in ("day-of-month", "day-of-week"))
+                scheduler = "supercronic"
+            else:
+                fields = job.schedule.text.split()
+                if len(fields) != 5:  # (a run-parts folder's time, named by its folder)
+                    continue
+                named = dict(zip(("minute", "hour", "day-of-month", "month", "day-of-week"),
+                                 fields))
+                both = not fields[2].startswith("*") and not fields[4].startswith("*")
+                scheduler = "cron"
+            for label, size, period in (("second", 60, "minute"), ("minute", 60, "hour"),
+                                        ("hour", 24, "day")):
+                for part in named.get(label, "").split(","):
                     m = _STEP.match(part)
                     if m and size % int(m.group(2)):
                         step = int(m.group(2))
                         start = 0 if m.group(1) == "*" else int(m.group(1))
                         fires = list(range(start, size, step))
-                        shown = ", ".join(f":{v:02d}" if label == "minute" else f"{v:02d}h"
+                        shown = ", ".join(f"{v:02d}h" if label == "hour" else f":{v:02d}"
                                           for v in fires[:4])
                         yield self.finding(
                             job.span,
@@ -637,14 +649,15 @@ class MisleadingSchedule(Rule):
                                     "fires at {fires} and restarts every {period}, so gaps are "
                                     "uneven", part=part, field=label, size=size,
                                     fires=shown + (" …" if len(fires) > 4 else ""),
-                                    period=prose("hour" if label == "minute" else "day")),
+                                    period=prose(period)),
                             (job,), job.id)
-            if not fields[2].startswith("*") and not fields[4].startswith("*"):
+            if both:
                 yield self.finding(
                     job.span,
                     message("`{schedule}` restricts both day-of-month ({dom}) and day-of-week "
-                            "({dow}): cron fires when EITHER matches, not both",
-                            schedule=job.schedule.text, dom=fields[2], dow=fields[4]),
+                            "({dow}): {scheduler} fires when EITHER matches, not both",
+                            schedule=job.schedule.text, dom=named["day-of-month"],
+                            dow=named["day-of-week"], scheduler=prose(scheduler)),
                     (job,), job.id)
 
 
@@ -670,6 +683,11 @@ class DstSensitiveSchedule(Rule):
                 shifted = skipped
                 what = prose("a time the spring change skips: systemd does not start the job "
                              "that day (on the autumn day it runs once)")
+            elif sched.dialect == "supercronic":
+                shifted = skipped | repeated
+                what = prose(supercronic_cron.dst_words(
+                    sched.timezone, bool(set(sched.fire_minutes) & skipped),
+                    bool(set(sched.fire_minutes) & repeated)))
             elif job.source == "cron" and sched.cron and sched.cron.split()[0].startswith("*"):
                 # Debian's cron: a minute field beginning with `*` makes a wildcard entry,
                 # which is not caught up after the spring change and runs in both of the
@@ -749,10 +767,16 @@ class ScheduleNeverRuns(Rule):
                                "never runs", why=prose(never.text))
             elif never.why == "refused":
                 text = message("{why}: the job never runs{whole}", why=prose(never.text),
-                               whole=prose("; installed with `crontab FILE`, the whole file "
+                               whole=prose("; supercronic then stops at start, so none of "
+                                           "the file's jobs run"
+                                           if job.schedule.dialect == "supercronic" else
+                                           "; installed with `crontab FILE`, the whole file "
                                            "is refused, and none of its jobs run"
                                            if job.source == "cron" and job.user is None
                                            else ""))
+            elif job.schedule.dialect == "supercronic":  # (it says nothing, or it spins)
+                text = message("`{schedule}` never fires: {why}", schedule=job.schedule.text,
+                               why=prose(never.text))
             else:
                 text = message("`{schedule}` never fires: {why}; {scheduler} accepts it, so "
                                "nothing says that the job never runs",

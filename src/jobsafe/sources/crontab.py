@@ -3,18 +3,27 @@
 Follows cron(8)/crontab(5) as Debian's cron (Vixie cron) reads them: environment lines,
 ``@`` macros, a user field in system crontabs, ``%`` turning the rest of the command into
 standard input (``\\%`` for a literal percent sign), names in the month and weekday fields.
+A file supercronic runs is read as supercronic reads it (``supercronic_cron``).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from .. import supercronic_cron
 from ..debian_cron import MACROS as DEBIAN_MACROS
 from ..debian_cron import read_fields
 from ..model import NeverRuns, ParseError, Schedule, ScheduleDialect, Span
 from ..schedule import cron_schedule, cron_schedule_or_never, expand_macro
 from ..timespec import ScheduleError
 from .shell import Locator
+
+#: how a crontab file is read: as Debian's cron reads it, as supercronic does (its own
+#: dialect), or leniently, as the libraries jobsafe computes with read it (a file another
+#: container runner reads: go-crond, busybox's crond)
+CrontabDialect = Literal["debian", "supercronic", "lenient"]
 
 _ENV = re.compile(r"""^\s*(?P<q>['"]?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P=q)\s*=\s*(?P<value>.*)$""")
 _FIELD_CHARS = re.compile(r"^[0-9A-Za-z*,/\-#LW?]+$")
@@ -46,6 +55,8 @@ class CrontabResult:
     errors: list[ParseError] = field(default_factory=list)
     last_entry_unterminated: Span | None = None
     end_of_file: Span | None = None
+    #: the runner refuses the whole file (supercronic stops at start): the line and why
+    refused: tuple[int, str] | None = None
 
 
 def cron_d_name_ok(name: str) -> bool:
@@ -136,10 +147,13 @@ def looks_like_crontab(text: str) -> bool:
 
 
 def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
-                  env: dict[str, str] | None = None, debian: bool = True) -> CrontabResult:
+                  env: dict[str, str] | None = None, dialect: CrontabDialect = "debian"
+                  ) -> CrontabResult:
     """Parse crontab text. ``line_base`` shifts line numbers (crontab lines inside another
-    file); ``debian``: read it as Debian's cron does (not for the files of a container's
-    own runner, supercronic and the like, whose libraries read more)."""
+    file); ``dialect``: whose reading (supercronic's files have no user field)."""
+    if dialect == "supercronic":
+        return _parse_supercronic(path, text, line_base, env)
+    debian = dialect == "debian"
     result = CrontabResult()
     env = dict(env or {})
     lines = text.split("\n")
@@ -253,3 +267,111 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
     locator = Locator(path, command, lineno, columns[0], columns)
     return CronEntry(Span(path, lineno, indent + 1, lineno, schedule_end + 1), schedule, user,
                      command, locator, dict(env), never)
+
+
+#: the longest line supercronic reads (bufio.Scanner's token limit, in bytes)
+_SUPERCRONIC_LINE = 64 * 1024 - 1
+
+
+def _parse_supercronic(path: str, text: str, line_base: int,
+                       env: dict[str, str] | None) -> CrontabResult:
+    """A crontab as supercronic reads it (its crontab package's ParseCrontab). The
+    environment and ``CRON_TZ`` the file ends with apply to all of its jobs. A line it
+    cannot read makes it refuse the whole file: a job line is then kept, never running
+    ("refused"), any other line is a parse error; every other job of the file never runs
+    ("file-refused")."""
+    result = CrontabResult()
+    env = dict(env or {})
+    zone: str | None = env.get("CRON_TZ")
+    jobs: list[tuple[Span, int, supercronic_cron.LineReading]] = []
+    crashed: tuple[int, str] | None = None  # (it crashes on its first look at the times)
+
+    def refuse(span: Span, why: str) -> None:
+        if result.refused is None:
+            result.refused = (span.line, why)
+
+    for index, raw in enumerate(text.split("\n")):
+        lineno = index + 1 + line_base
+        line = raw.removesuffix("\r")  # (bufio.ScanLines drops one)
+        stripped = line.lstrip(" \t")
+        indent = len(line) - len(stripped)
+        span = Span(path, lineno, indent + 1, lineno, len(line.rstrip()) + 1)
+        if len(raw.encode("utf-8", "surrogateescape")) > _SUPERCRONIC_LINE:
+            result.errors.append(ParseError(span, "supercronic refuses the file at this line "
+                                                  "(longer than its limit of 64 KiB), so none "
+                                                  "of its jobs run"))
+            refuse(span, "a line longer than 64 KiB")
+            continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        m = supercronic_cron.ENV_LINE.fullmatch(stripped)
+        if m:
+            name, value = m.groups()
+            why = None
+            if not value:
+                why = f"`{stripped.rstrip()}` crashes it (a variable set to nothing)"
+            else:
+                if value[0] in "'\"" and len(value) > 1 and value[-1] == value[0]:
+                    value = value[1:-1]
+                if name == "CRON_TZ":
+                    zone, why = _supercronic_zone(value)
+                env[name] = value
+            if why is not None:
+                result.errors.append(ParseError(span, f"supercronic refuses the file at this "
+                                                      f"line ({why}), so none of its jobs run"))
+                refuse(span, why)
+            continue
+        reading = supercronic_cron.read_line(stripped)
+        if reading.refused is not None:
+            why = f"supercronic refuses `{_visible(reading.schedule)}`: {reading.refused}"
+            refuse(span, why)
+            if not reading.command.strip() or stripped[0] not in "@*?0123456789":
+                shown = _visible(stripped.rstrip()[:60])
+                result.errors.append(ParseError(span, (
+                    f"supercronic refuses the file at this line (`{shown}` is neither a job "
+                    f"nor a variable), so none of its jobs run") if stripped[0] not in
+                    "@*?0123456789" else f"{why}, and with it the file: none of its jobs run"))
+                continue
+        jobs.append((span, indent, reading))
+    for span, indent, reading in jobs:
+        end = indent + len(reading.schedule)
+        never = None
+        if reading.expression is None:
+            written = " ".join(supercronic_cron.split(reading.schedule))
+            schedule = Schedule(text=written, kind="cron", timezone=zone, dialect="supercronic")
+            never = NeverRuns("refused", f"supercronic refuses `{_visible(written)}`: "
+                                         f"{reading.refused}")
+        else:
+            schedule, never = supercronic_cron.schedule(reading.schedule, reading.expression,
+                                                        zone)
+            if never is not None and never.why == "refused" and crashed is None:
+                crashed = (span.line, never.text)
+        command = reading.command.rstrip()
+        start = indent + reading.command_at
+        locator = Locator(path, command, span.line, start + 1,
+                          list(range(start + 1, start + 1 + len(command))) or [start + 1])
+        result.entries.append(CronEntry(Span(path, span.line, indent + 1, span.line, end + 1),
+                                        schedule, None, command, locator, dict(env), never))
+    if result.refused is None:
+        result.refused = crashed  # (it reads the whole file before it starts any job)
+    if result.refused is not None:
+        at, why = result.refused
+        for entry in result.entries:
+            if entry.never_runs is None:
+                entry.never_runs = NeverRuns("file-refused", f"supercronic stops at start "
+                                                             f"(line {at}: {why})")
+    return result
+
+
+def _supercronic_zone(name: str) -> tuple[str | None, str | None]:
+    """``CRON_TZ`` as supercronic loads it (Go's time.LoadLocation): (the zone, None), or
+    (None, why it refuses the file). ``Local`` is the container's own zone (unknown here)."""
+    if name == "Local":
+        return None, None
+    if name in ("", "UTC"):
+        return "UTC", None
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None, f"unknown time zone {name}"
+    return name, None

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from .crontab import CronEntry, parse_crontab
+from .crontab import CronEntry, CrontabDialect, parse_crontab
 from .shell import Locator, parse_script
 
 _INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\s+(.*)$", re.S)
@@ -30,6 +30,16 @@ def runner_files(command: str, workdir: str = "/") -> list[str]:
     """The crontab files a command hands a cron runner, as container paths (a relative
     one from ``workdir``): the runner's last argument that is not an option, before the
     command ends (``supercronic -prometheus-listen-address :9746 /app/crontab``)."""
+    return [path for path, _ in _runner_reads(command, workdir)]
+
+
+def supercronic_files(command: str, workdir: str = "/") -> list[str]:
+    """The crontab files a command hands supercronic (read in its own dialect)."""
+    return [path for path, runner in _runner_reads(command, workdir) if runner == "supercronic"]
+
+
+def _runner_reads(command: str, workdir: str) -> list[tuple[str, str]]:
+    """(container path, runner) of each crontab file a command hands a cron runner."""
     words = [w.strip("'\",[]") for w in re.split(r"[\s,]+", command) if w.strip("'\",[]")]
     found = []
     for i, word in enumerate(words):
@@ -38,7 +48,7 @@ def runner_files(command: str, workdir: str = "/") -> list[str]:
             continue
         args = []
         for arg in words[i + 1:]:
-            if arg in ("&&", "||", ";", "|") or arg.endswith(";"):
+            if arg in ("&&", "||", ";", "|", "&") or arg.endswith(";"):
                 break
             args.append(arg)
         positional = [a for a in args if not a.startswith("-")]
@@ -51,7 +61,7 @@ def runner_files(command: str, workdir: str = "/") -> list[str]:
         # read as cron's; a runner given a file under /etc/crontabs reads it itself)
         if not (path.startswith("/etc/cron") and (name == "crontab" or
                                                   is_system_destination(path))):
-            found.append(path)
+            found.append((path, name))
     return found
 
 
@@ -97,6 +107,8 @@ class CopyHint:
     #: put where cron reads it and also installed with ``crontab FILE`` (clist, unfold):
     #: which reading is the working one, the file's own lines tell
     reinstalled: bool = False
+    #: the runner that reads it is supercronic
+    supercronic: bool = False
 
     def landing(self, workdir: str) -> tuple[str, bool]:
         """Where the copy lands in the image (a relative destination from ``workdir``), and
@@ -106,9 +118,17 @@ class CopyHint:
         return dest.removesuffix("/.").rstrip("/") or "/", folder
 
     @property
-    def debian(self) -> bool:
-        """Read as Debian's cron reads it (not by a runner, nor busybox's /etc/crontabs)."""
-        return not self.runner and not self.dest.startswith("/etc/crontabs")
+    def dialect(self) -> CrontabDialect:
+        """How the file is read: by supercronic, by another runner or busybox's crond
+        (``/etc/crontabs``) leniently, else as Debian's cron reads it."""
+        return file_dialect(self.supercronic,
+                            self.runner or self.dest.startswith("/etc/crontabs"))
+
+
+def file_dialect(supercronic: bool, runner: bool) -> CrontabDialect:
+    """The dialect of a crontab file: supercronic's when supercronic reads it, lenient when
+    another runner (or busybox's crond) does, Debian's cron's otherwise."""
+    return "supercronic" if supercronic else "lenient" if runner else "debian"
 
 
 @dataclass
@@ -119,6 +139,8 @@ class DockerfileResult:
     runner_files: list[str] = field(default_factory=list)
     #: those whose runner never lets a job overlap itself (supercronic without -overlapping)
     serial_files: list[str] = field(default_factory=list)
+    #: those supercronic reads
+    supercronic_files: list[str] = field(default_factory=list)
     #: container paths given to ``crontab FILE`` (a user crontab of the image)
     installed: list[str] = field(default_factory=list)
     #: every COPY/ADD of the build context, with the WORKDIR it is made in (where each
@@ -154,11 +176,15 @@ def _instructions(text: str):
 
 
 def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
-                     serial: tuple[str, ...] = ()) -> DockerfileResult:
+                     serial: tuple[str, ...] = (), supercronic: tuple[str, ...] = (),
+                     is_folder: Callable[[str], bool] | None = None) -> DockerfileResult:
     """``runners``: container paths that a cron runner started elsewhere reads (a
     supervisor program running ``supercronic /etc/supercronic/crontab``); ``serial``: those
-    of them whose runner does not let a job overlap itself."""
-    result = DockerfileResult(runner_files=list(runners), serial_files=list(serial))
+    of them whose runner does not let a job overlap itself; ``supercronic``: those of them
+    supercronic reads; ``is_folder``: whether a COPY source is a folder of the build
+    context (what it holds is copied)."""
+    result = DockerfileResult(runner_files=list(runners), serial_files=list(serial),
+                              supercronic_files=list(supercronic))
     copies: list[tuple[CopyHint, str]] = []  # (the copy, the WORKDIR it is made in)
     instructions = []
     workdir = "/"
@@ -171,6 +197,8 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
             result.installed.extend(installed_crontabs(args.replace("\\\n", " "), workdir))
             result.runner_files.extend(runner_files(args.replace("\\\n", " "), workdir))
             result.serial_files.extend(serial_runner_files(args.replace("\\\n", " "), workdir))
+            result.supercronic_files.extend(supercronic_files(args.replace("\\\n", " "),
+                                                              workdir))
     for line, column, instruction, args, workdir in instructions:
         if instruction in ("COPY", "ADD"):
             hint = _copy(line, column, args)
@@ -178,38 +206,57 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
                 copies.append((hint, workdir))
         elif instruction == "RUN" and not args.lstrip().startswith("["):
             result.entries.extend(written_crontab_lines(path, line, column, args,
-                                                        result.runner_files, workdir))
+                                                        result.runner_files, workdir,
+                                                        result.supercronic_files))
     result.context_copies = copies
+    folders = is_folder or (lambda source: False)
+
+    def copied(hint: CopyHint, at: str, source: str, file: str) -> str | None:
+        # a folder copied whole (`COPY . /app`, `COPY docker/cron /etc/cron`) is followed to
+        # the files supercronic reads; the other runners' files keep the matching they had
+        return _copied_as(hint, at, source, file,
+                          folders if file in result.supercronic_files else None)
+
     for hint, at in copies:
         if is_cron_destination(hint.dest):
             # a crontab put where cron looks, but read by a runner (supervisord runs
             # `supercronic /etc/crontabs/app`): the runner's file
-            read = [f for f in result.runner_files if any(
-                _copied_as(hint, at, source, f) is not None for source in hint.sources)]
+            read = [f for f in result.runner_files
+                    if any(copied(hint, at, source, f) is not None for source in hint.sources)]
             if read:
                 hint = CopyHint(hint.line, hint.column, hint.sources, hint.dest, True,
-                                any(f in result.serial_files for f in read))
-            elif any(_copied_as(hint, at, source, f) is not None
+                                any(f in result.serial_files for f in read),
+                                supercronic=any(f in result.supercronic_files for f in read))
+            elif any(copied(hint, at, source, f) is not None
                      for f in result.installed for source in hint.sources):
                 hint = replace(hint, reinstalled=True)
             result.copies.append(hint)
             continue
         sources = list(dict.fromkeys(
             found for source in hint.sources for file in result.runner_files
-            if (found := _copied_as(hint, at, source, file)) is not None))
-        waits = any(_copied_as(hint, at, source, file) is not None
+            if (found := copied(hint, at, source, file)) is not None))
+        waits = any(copied(hint, at, source, file) is not None
                     for source in hint.sources for file in result.serial_files)
+        read_by_supercronic = any(copied(hint, at, source, file) is not None
+                                  for source in hint.sources for file in result.supercronic_files)
         if sources:
             result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest, True,
-                                          waits))
+                                          waits, supercronic=read_by_supercronic))
     return result
 
 
-def _copied_as(hint: CopyHint, workdir: str, source: str, file: str) -> str | None:
+def _copied_as(hint: CopyHint, workdir: str, source: str, file: str,
+               is_folder: Callable[[str], bool] | None = None) -> str | None:
     """The build-context path a COPY puts at the container path ``file`` (``COPY crontab
     /app/crontab``; ``COPY crontab .`` in WORKDIR /app; ``COPY . .``: the file of the same
-    relative path), or None."""
+    relative path), or None. With ``is_folder`` (whether a source is a folder), a folder
+    is followed wherever it is copied (``COPY . /app``, ``COPY docker/s6-rc.d
+    /etc/s6-overlay/s6-rc.d``: what it holds lands there)."""
     dest, folder = hint.landing(workdir)
+    if is_folder is not None and (
+            source in (".", "./") or source.endswith("/") or is_folder(source)):
+        folder = True
+        source = source if source.endswith("/") or source in (".", "./") else source + "/"
     if not folder:
         return source if dest == file and not source.endswith("/") and source != "." else None
     if not file.startswith(dest.rstrip("/") + "/"):
@@ -238,10 +285,11 @@ def _copy(line: int, column: int, args: str) -> CopyHint | None:
 
 
 def written_crontab_lines(path: str, line: int, column: int, args: str,
-                          runner_files: Sequence[str] = (), workdir: str = "/") -> list[CronEntry]:
+                          runner_files: Sequence[str] = (), workdir: str = "/",
+                          supercronic_files: Sequence[str] = ()) -> list[CronEntry]:
     """Crontab lines a command writes — a Dockerfile's RUN, a compose service's command
     (``echo … >> /etc/crontab``, ``… | crontab -``, or into a file a cron runner reads: a
-    user crontab)."""
+    user crontab; ``supercronic_files``: those of them supercronic reads)."""
     script = parse_script(args)
     locate = Locator(path, args, line, column)
     piped_to_crontab = re.search(r"\|\s*crontab\b", args) is not None
@@ -262,9 +310,9 @@ def written_crontab_lines(path: str, line: int, column: int, args: str,
             content = content.replace("\\n", "\n")
         system = target is not None and is_system_destination(target)
         sub = locate.span(words[0].start, words[0].end)
-        debian = target is None or (target not in runner_files and
-                                    not target.startswith("/etc/crontabs"))
-        parsed = parse_crontab(path, content, system, debian=debian)
+        dialect = file_dialect(target in supercronic_files, target is not None and (
+            target in runner_files or target.startswith("/etc/crontabs")))
+        parsed = parse_crontab(path, content, system, dialect=dialect)
         for entry in parsed.entries:
             entry.span = locate.span(cmd.start, cmd.end)
             entry.locator = Locator(path, entry.command, sub.line, sub.column + 1)
