@@ -1,23 +1,20 @@
 """Debian's cron dialect, compared with Debian's own ``crontab -n`` (issue 16).
 
 The oracle is the ``crontab`` binary of Debian's ``cron`` package (``.ci/run`` downloads and
-unpacks it into ``$JOBSAFE_ORACLES``; nothing is installed). It wants a ``crontab`` group
-and a spool folder: it runs in a private mount namespace (``unshare -m``) over a copy of
-``/etc/group`` and a tmpfs spool, so the host is left as it was. Without the binary or the
-namespace the comparison skips; the dialect's reading is tested either way.
+unpacks it into ``$JOBSAFE_ORACLES``; nothing is installed), run in a private mount namespace
+(tests/oracles.py). Where it is not, its recorded answers stand in
+(tests/golden/debian_crontab.json, written by scripts/record_oracles.py); the dialect's
+reading is tested either way.
 """
 import os
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracles import DebianOracle, debian_available, jobsafe_accepts_debian, recorded_debian
+from schedule_grammars import debian_schedule
 
-from jobsafe.debian_cron import MACROS, read_fields
-from jobsafe.sources.crontab import parse_crontab
-
-ORACLES = Path(os.environ.get("JOBSAFE_ORACLES", Path.home() / ".cache" / "jobsafe-oracles"))
-CRONTAB = ORACLES / "debian-cron" / "usr" / "bin" / "crontab"
+from jobsafe.debian_cron import read_fields
 
 #: schedules (and whether Debian's cron accepts them), from the issue and cron's manual
 CASES = [
@@ -35,36 +32,44 @@ CASES = [
 ]
 
 
-def _accepts(schedule: str) -> bool:
-    """jobsafe's reading of Debian's cron, through the crontab reader itself (its field
-    splitting included): does it accept the schedule?"""
-    if schedule.startswith("@"):
-        return schedule in MACROS
-    result = parse_crontab("crontab", f"{schedule} true\n", False)
-    return not result.errors and all(
-        e.never_runs is None or e.never_runs.why != "refused" for e in result.entries)
+#: the recorded schedules from elsewhere: chkcrontab's tests, cron's manual, generated ones
+RECORDED = sorted(s for s, (_, source) in recorded_debian().items()
+                  if not source.startswith("tests/"))
 
 
-def _oracle_available() -> bool:
-    return CRONTAB.exists() and shutil.which("unshare") is not None and os.geteuid() == 0
+@pytest.fixture(scope="module")
+def debian():
+    return DebianOracle(CASES + RECORDED)
 
 
-def _crontab_n(tmp_path: Path, schedule: str) -> bool:
-    group = tmp_path / "group"
-    group.write_text(Path("/etc/group").read_text() + "crontab:x:999:\n")
-    entry = tmp_path / "crontab"
-    entry.write_text(f"{schedule} true\n")
-    script = (f"mount --bind {group} /etc/group && mount -t tmpfs tmpfs /var/spool && "
-              f"mkdir -p /var/spool/cron/crontabs && {CRONTAB} -n {entry}")
-    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
-                          text=True, timeout=30)
-    return proc.returncode == 0
-
-
-@pytest.mark.skipif(not _oracle_available(), reason="Debian's crontab (the oracle) not here")
 @pytest.mark.parametrize("schedule", CASES)
-def test_accepts_what_debians_crontab_accepts(schedule, tmp_path):
-    assert _accepts(schedule) == _crontab_n(tmp_path, schedule)
+def test_accepts_what_debians_crontab_accepts(schedule, debian):
+    assert jobsafe_accepts_debian(schedule) == debian.accepts(schedule)
+
+
+@pytest.mark.parametrize("schedule", RECORDED, ids=repr)
+def test_recorded_schedules_accepted_as_debian_accepts_them(schedule, debian):
+    """chkcrontab's test crontabs, the examples of crontab(5), generated schedules."""
+    assert jobsafe_accepts_debian(schedule) == debian.accepts(schedule)
+
+
+#: examples per run, each a batch of schedules asked of crontab -n in one namespace; a long,
+#: random run: JOBSAFE_ORACLE_EXAMPLES=2000 python -m pytest tests/test_debian_cron.py -k generated
+EXAMPLES = int(os.environ.get("JOBSAFE_ORACLE_EXAMPLES", "10"))
+DERANDOMIZE = "JOBSAFE_ORACLE_EXAMPLES" not in os.environ
+
+
+@pytest.mark.skipif(not debian_available(), reason="Debian's crontab (the oracle) not here")
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=DERANDOMIZE,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(st.randoms(use_true_random=False).map(debian_schedule), min_size=1,
+                max_size=40))
+def test_generated_schedules_accepted_as_debian_accepts_them(schedules):
+    oracle = DebianOracle(schedules)
+    assert oracle.live is not None
+    disagreements = [(s, oracle.live[s]) for s in schedules
+                     if jobsafe_accepts_debian(s) != oracle.live[s]]
+    assert not disagreements
 
 
 @pytest.mark.parametrize("fields, reading", [
