@@ -5,7 +5,7 @@
     python scripts/record_oracles.py --chkcrontab chkcrontab-1.7.tar.gz --generate 400
 
 The questions: those the tests declare (tests/test_calendar.py and tests/test_dst_arithmetic.py
-``QUERIES``, tests/test_debian_cron.py ``CASES``); the schedules of crontab(5)'s examples (from
+``QUERIES``, tests/test_debian_cron.py ``SCHEDULES``); the schedules of crontab(5)'s examples (from
 the unpacked cron package); with ``--chkcrontab``, every schedule of chkcrontab's test crontabs
 and of its field tests (its sdist: ``pip download chkcrontab --no-deps --no-binary :all:``);
 with ``--generate N``, N schedules of each dialect drawn from tests/schedule_grammars.py
@@ -114,7 +114,7 @@ def _declared() -> tuple[dict[CalendarQuery, str], dict[str, str]]:
     for module in (test_calendar, test_dst_arithmetic):
         for query in module.QUERIES:
             calendar.setdefault(query, f"tests/{module.__name__}.py")
-    debian = {s: "tests/test_debian_cron.py" for s in test_debian_cron.CASES}
+    debian = {s: "tests/test_debian_cron.py" for s in test_debian_cron.SCHEDULES}
     return calendar, debian
 
 
@@ -153,6 +153,7 @@ def main() -> int:
         {"source": source, "expression": q.expression, "base": q.base, "tz": q.tz,
          "iterations": q.iterations, "normalized": answers[q].normalized,
          "elapses": list(answers[q].elapses)}
+        | ({"failure": answers[q].failure} if answers[q].failure else {})
         for q, source in sorted(calendar.items(), key=lambda i: (i[1], i[0].expression,
                                                                   i[0].base, i[0].tz))])
     accepted = oracles.ask_debian(list(debian))

@@ -24,7 +24,7 @@ _LONG_NAMES = ("January", "March", "Monday", "Friday", "sunday", "Sept", "Tues",
 _QUARTZ = ("?", "L", "W", "1W", "LW", "5L", "L-2", "15W", "1#2", "5#3", "2#", "#1", "#")
 _MACROS = ("reboot", "yearly", "annually", "monthly", "weekly", "daily", "midnight", "hourly")
 #: what separates fields: spaces and tabs, and what a web page pastes (no-break, thin space)
-_SEPARATORS = (" ",) * 12 + ("\t", "  ", " \t", "\u00a0", "\u2009", "\u3000")
+_SEPARATORS = (" ",) * 30 + ("\t", "  ", " \t", "\u00a0", "\u2009", "\u3000")
 
 
 def _case(rng: random.Random, word: str) -> str:
@@ -35,13 +35,14 @@ def _case(rng: random.Random, word: str) -> str:
 def _cron_value(rng: random.Random, index: int) -> str:
     lo, hi, names = _CRON_FIELDS[index]
     r = rng.random()
-    if r < 0.55:
+    if r < 0.75:
         value = rng.randint(lo, hi)
-    elif r < 0.75:
-        value = rng.choice([lo, hi, lo - 1 if lo else hi + 1, hi + 1, 60, 100, 99999])
-    elif r < 0.85 and names:
+    elif r < 0.83:
+        value = rng.choice([lo, hi, lo, hi, lo - 1 if lo else hi + 1, hi + 1, 60, 100, 99999,
+                            4294967296 + lo])  # (C's atoi cuts that to an int: lo)
+    elif r < 0.9 and names:
         return _case(rng, rng.choice(names))
-    elif r < 0.9:
+    elif r < 0.93:
         other = _CRON_FIELDS[rng.choice([3, 4])][2]
         return _case(rng, rng.choice(other + _LONG_NAMES))
     else:
@@ -50,26 +51,30 @@ def _cron_value(rng: random.Random, index: int) -> str:
 
 
 def _cron_step(rng: random.Random, index: int) -> str:
-    lo, hi, names = _CRON_FIELDS[index]
-    return str(rng.choice([1, 2, 3, 5, 7, 15, hi, hi + 1, 0, 60, 100])) if rng.random() < 0.9 \
-        else rng.choice(["mon", "", "01", "1.5", "-1"])
+    hi = _CRON_FIELDS[index][1]
+    return str(rng.choice([1, 2, 3, 5, 7, 15, 2, 5, 10, hi, hi + 1, 0, 60, 100])) \
+        if rng.random() < 0.93 else rng.choice(["mon", "", "01", "1.5", "-1"])
 
 
 def _cron_item(rng: random.Random, index: int) -> str:
+    lo, hi, _ = _CRON_FIELDS[index]
     v = lambda: _cron_value(rng, index)  # noqa: E731
     s = lambda: _cron_step(rng, index)  # noqa: E731
     form = rng.random()
-    if form < 0.35:
+    if form < 0.4:
         return v()
-    if form < 0.55:
+    if form < 0.5:
         return f"{v()}-{v()}"
+    if form < 0.6:
+        a, b = sorted((rng.randint(lo, hi), rng.randint(lo, hi)))  # an ascending range
+        return f"{a}-{b}" + (f"/{s()}" if rng.random() < 0.4 else "")
     if form < 0.65:
         return f"{v()}-{v()}/{s()}"
-    if form < 0.75:
-        return f"*/{s()}"
     if form < 0.8:
+        return f"*/{s()}"
+    if form < 0.83:
         return f"{v()}/{s()}"
-    if form < 0.86:
+    if form < 0.88:
         return rng.choice(_QUARTZ)
     return rng.choice([f"*-{v()}", f"{v()}#{rng.randint(0, 6)}", f"-{v()}", f"{v()}-",
                        f"{v()}--{v()}", f"{v()}-{v()}-{v()}", "*/", f"/{s()}", f"{v()}//{s()}",
@@ -77,7 +82,7 @@ def _cron_item(rng: random.Random, index: int) -> str:
 
 
 def _cron_field(rng: random.Random, index: int) -> str:
-    if rng.random() < 0.35:
+    if rng.random() < 0.45:
         return "*"
     text = ",".join(_cron_item(rng, index) for _ in range(rng.choice([1, 1, 1, 2, 3])))
     if rng.random() < 0.03:
@@ -120,16 +125,20 @@ def _weekdays(rng: random.Random) -> str:
         if rng.random() < 0.6:
             items.append(_weekday(rng))
         else:
-            items.append(f"{_weekday(rng)}{rng.choice(['..', '..', '-'])}{_weekday(rng)}")
+            first, last = _weekday(rng), _weekday(rng)
+            if rng.random() < 0.7 and first.lower()[:3] in _WEEKDAYS and \
+                    last.lower()[:3] in _WEEKDAYS:  # mostly ascending
+                first, last = sorted((first, last), key=lambda d: _WEEKDAYS.index(d.lower()[:3]))
+            items.append(f"{first}{rng.choice(['..', '..', '-'])}{last}")
     return ",".join(items) + ("," if rng.random() < 0.05 else "")
 
 
 def _number(rng: random.Random, lo: int, hi: int, width: int, fraction: bool) -> str:
     r = rng.random()
-    if r < 0.6:
+    if r < 0.8:
         value = rng.randint(lo, hi)
-    elif r < 0.85:
-        value = rng.choice([lo, hi, lo - 1 if lo else hi + 1, hi + 1])
+    elif r < 0.95:
+        value = rng.choice([lo, hi, lo, hi, lo - 1 if lo else hi + 1, hi + 1])
     else:
         value = rng.choice([0, 1, 100, 2300])
     text = f"{value:0{width}d}" if rng.random() < 0.6 else str(value)
@@ -141,7 +150,7 @@ def _number(rng: random.Random, lo: int, hi: int, width: int, fraction: bool) ->
 def _step(rng: random.Random, hi: int, fraction: bool) -> str:
     if fraction and rng.random() < 0.25:
         return rng.choice(["0.5", "1.5", "0.000001", "0.42", "1.77", "0.0000004"])
-    return str(rng.choice([1, 2, 3, 4, 5, 6, 7, 10, 15, 30, hi, hi + 1, 0, 60]))
+    return str(rng.choice([1, 2, 3, 4, 5, 6, 7, 10, 15, 30, 1, 2, 5, 10, hi, hi + 1, 0, 60]))
 
 
 def _component(rng: random.Random, lo: int, hi: int, width: int, fraction: bool = False,
@@ -154,12 +163,16 @@ def _component(rng: random.Random, lo: int, hi: int, width: int, fraction: bool 
         form = rng.random()
         if form < 0.45:
             items.append(n())
-        elif form < 0.65:
+        elif form < 0.55:
             items.append(f"{n()}..{n()}")
-        elif form < 0.8:
+        elif form < 0.7:
             items.append(f"{n()}/{_step(rng, hi, fraction)}")
-        elif form < 0.9:
+        elif form < 0.75:
             items.append(f"{n()}..{n()}/{_step(rng, hi, fraction)}")
+        elif form < 0.95:
+            a, b = sorted((rng.randint(lo, hi), rng.randint(lo, hi)))  # an ascending range
+            items.append(f"{a:0{width}d}..{b:0{width}d}" + (
+                f"/{_step(rng, hi, fraction)}" if rng.random() < 0.5 else ""))
         else:
             items.append(rng.choice([f"*/{_step(rng, hi, fraction)}", f"{n()}-{n()}", "",
                                      f"{n()}..", f"..{n()}", f"{n()}//{n()}", "**"]))
@@ -208,5 +221,5 @@ def calendar_expression(rng: random.Random) -> str:
         parts.append(_date(rng))
     if rng.random() < 0.8 or not parts:
         parts.append(_time(rng))
-    text = rng.choice([" "] * 10 + ["  ", "\t"]).join(parts) + zone
-    return text + (" " if rng.random() < 0.03 else "")
+    text = rng.choice([" "] * 20 + ["  ", "\t"]).join(parts) + zone
+    return text + (" " if rng.random() < 0.02 else "")

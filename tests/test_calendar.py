@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles import (CalendarQuery, SystemdOracle, calendar_disagreement, jobsafe_calendar,
-                     recorded_calendar, systemd_available)
+                     recorded_calendar, systemd_available, systemd_skips_first_of_month)
 from schedule_grammars import calendar_expression
 
 from jobsafe.calendar import parse_calendar
@@ -52,6 +52,15 @@ EXPRESSIONS += [
     "00:00:01..03", "00:00:01/2,02..03", "*:*:*", "*:*", "12:*", "*:30", "93..00-*-*",
     "00..07-*-*", "*:20..39/5", "00:00:20..40/1", "*~03/1,03..05", "@1493187147 UTC", "@0",
     "@0 UTC", "*:05..05", "*:05..10/6",
+    # snapm's tests (a Python reading of calendar events)
+    "*:4,30:0..3", "*:4,30:0/1", "*:4,30:0/1,3,5",
+    # generated expressions jobsafe read otherwise before: any zone file's name (not only
+    # Area/City), @SECONDS with a zone (UTC all the same), two-digit years in lists and
+    # ranges and written with four digits, ranges that cannot repeat (a value), every second
+    # listed among other seconds ("*"), a range's end past 59 cut to its last step
+    "daily CET", "*:* CET", "weekly Etc/GMT+5", "@1800000000 CET", "@1493187147 America/New_York",
+    "27,28-*-* 00:00", "0027-01-01", "69-02,1..4/60-*", "16..24/24:*", "*:1..6/60",
+    "2026..2026/30-*-* 3,18:*", "*:*:00/1,59,0", "*:*:11..30,47..60/1.77,57", "anually",
 ]
 #: firings within a second: jobsafe counts whole seconds (a job's interval is never shorter
 #: than one), so only the acceptance and the normalised form are compared
@@ -68,7 +77,10 @@ INVALID = ["Fri..Mon 01:00", "*-*-* 25:00", "*-13-01", "Funday 01:00", "*-*-* 12
            # and systemd-analyze these (jobsafe accepted them before)
            "*-*~29", "*/4:00", "*:*/15", "23/1:00", "*:59/1",
            "*-*-31/1", "*-12/1-1", "*-*~01/1", "uTc", "*-*-* 00:00:01..01.5",
-           "*-*-* 00:00:00/0.0000004"]
+           "*-*-* 00:00:00/0.0000004",
+           # systemd separates the parts by spaces only, and reads nothing after a time
+           "*-15\t*:*", "Mon\t*-*-* 00:00", "*-* 18:51:* ", "daily ", " daily", "daily  UTC",
+           "sat *:20 UTC ", "2031-12,12~7.0", "Mon Tue Two 2", "Mondayx", "Mon..Wed..Fri"]
 
 
 def _at(usec: int) -> str:
@@ -101,8 +113,14 @@ NEXT = [CalendarQuery(expression, _at(after), 3, tz or "UTC") for expression, tz
     ("2017-09-09 20:42:00 Pacific/Auckland", "EET", 12345),
     ("Sun *-*-* 01:00:00 Europe/Dublin", "", 1616412478000000),
 ]]
+#: systemd's search skips the first firings of a month's first day after a repetition of the
+#: hours runs past midnight into it (oracles.systemd_skips_first_of_month); jobsafe lists them
+SKIPS = [CalendarQuery("01/10:07", "2027-01-31 20:00:00 UTC", 4),
+         CalendarQuery("01/10:7 Etc/GMT+5"), CalendarQuery("*-* 0/10:04 America/New_York")]
+
+
 #: every question this module asks systemd-analyze (scripts/record_oracles.py records them)
-QUERIES = [CalendarQuery(e) for e in EXPRESSIONS + SUB_SECOND + INVALID] + NEXT
+QUERIES = [CalendarQuery(e) for e in EXPRESSIONS + SUB_SECOND + INVALID] + NEXT + SKIPS
 #: the recorded questions from elsewhere: other projects' tests, generated expressions
 RECORDED = sorted((q for q, (_, source) in recorded_calendar().items()
                    if not source.startswith("tests/")), key=lambda q: q.expression)
@@ -140,7 +158,15 @@ def test_sub_second_expressions_read_as_systemd_reads_them(expression, systemd):
 def test_invalid_expressions_are_rejected(expression, systemd):
     with pytest.raises(ScheduleError):
         parse_calendar(expression)
-    assert systemd.answer(CalendarQuery(expression)).normalized is None
+    assert systemd.answer(CalendarQuery(expression)).rejected
+
+
+@pytest.mark.parametrize("query", SKIPS, ids=lambda q: q.expression)
+def test_systemd_skips_a_months_first_firings_after_an_overflowing_repetition(query, systemd):
+    answer = systemd.answer(query)
+    assert jobsafe_calendar(query).elapses != answer.elapses
+    assert systemd_skips_first_of_month(query, answer)
+    assert calendar_disagreement(query, answer) is None
 
 
 @pytest.mark.parametrize("query", RECORDED, ids=lambda q: repr(q.expression))
