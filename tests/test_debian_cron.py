@@ -68,11 +68,12 @@ def test_recorded_schedules_accepted_as_debian_accepts_them(schedule, debian):
 
 #: examples per run, each a batch of schedules asked of crontab -n in one namespace; a long,
 #: random run: JOBSAFE_ORACLE_EXAMPLES=2000 python -m pytest tests/test_debian_cron.py -k generated
-EXAMPLES = int(os.environ.get("JOBSAFE_ORACLE_EXAMPLES", "10"))
+EXAMPLES = int(os.environ.get("JOBSAFE_ORACLE_EXAMPLES", "25"))
 DERANDOMIZE = "JOBSAFE_ORACLE_EXAMPLES" not in os.environ
 
 
-@pytest.mark.skipif(not debian_available(), reason="Debian's crontab (the oracle) not here")
+@pytest.mark.skipif(not debian_available(),
+                    reason="Debian's crontab not here: generated schedules need it")
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=DERANDOMIZE,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.lists(st.randoms(use_true_random=False).map(debian_schedule), min_size=1,
