@@ -66,7 +66,9 @@ EXPRESSIONS += [
 #: than one), so only the acceptance and the normalised form are compared
 #: firings within a second: jobsafe counts whole seconds (a job's interval is never shorter
 #: than one), so only the acceptance and the normalised form are compared
-SUB_SECOND = ["*-*-* 00:00:59/0.5", "*-*-* 00:00:00.0000005", "*-*-* 00:00:00/0.000001"]
+SUB_SECOND = ["*-*-* 00:00:59/0.5", "*-*-* 00:00:00.0000005", "*-*-* 00:00:00/0.000001",
+              # every second listed among firings within a second: systemd writes "*"
+              "thu..sun 00:*:42.9,00/1,2.5..24/4", "2027-01-18..21/4  *:*:00..41/0.5,03,0/1"]
 INVALID = ["Fri..Mon 01:00", "*-*-* 25:00", "*-13-01", "Funday 01:00", "*-*-* 12:60", "every day", "*-*-32",
            # systemd's test-calendarspec.c rejects these
            "test", " utc", "    ", "", "7", "121212:1:2", "2000-03-05.23 00:00:00",
@@ -116,7 +118,8 @@ NEXT = [CalendarQuery(expression, _at(after), 3, tz or "UTC") for expression, tz
 #: systemd's search skips the first firings of a month's first day after a repetition of the
 #: hours runs past midnight into it (oracles.systemd_skips_first_of_month); jobsafe lists them
 SKIPS = [CalendarQuery("01/10:07", "2027-01-31 20:00:00 UTC", 4),
-         CalendarQuery("01/10:7 Etc/GMT+5"), CalendarQuery("*-* 0/10:04 America/New_York")]
+         CalendarQuery("01/10:7 Etc/GMT+5"), CalendarQuery("*-* 0/10:04 America/New_York"),
+         CalendarQuery("3/15:41/2,52,44:30..42 Etc/GMT+5")]
 
 
 #: every question this module asks systemd-analyze (scripts/record_oracles.py records them)
