@@ -6,7 +6,7 @@
 
 The questions: those the tests declare (tests/test_calendar.py and tests/test_dst_arithmetic.py
 ``QUERIES``, tests/test_debian_cron.py ``SCHEDULES``); the schedules of crontab(5)'s examples (from
-the unpacked cron package); with ``--chkcrontab``, every schedule of chkcrontab's test crontabs
+the unpacked cron package) and the calendar events of systemd.time(7) (installed); with ``--chkcrontab``, every schedule of chkcrontab's test crontabs
 and of its field tests (its sdist: ``pip download chkcrontab --no-deps --no-binary :all:``);
 with ``--generate N``, N schedules of each dialect drawn from tests/schedule_grammars.py
 (``--seed``), in place of the generated ones recorded before. Every other question recorded
@@ -105,6 +105,22 @@ def manual_schedules() -> dict[str, str]:
     return out
 
 
+def calendar_manual_expressions() -> dict[CalendarQuery, str]:
+    """The examples of systemd.time(7) (installed with systemd): the left side of each
+    "expression → normal form" line of its calendar events."""
+    page = Path("/usr/share/man/man7/systemd.time.7.gz")
+    if not page.exists():
+        return {}
+    text = gzip.decompress(page.read_bytes()).decode(errors="replace")
+    out: dict[CalendarQuery, str] = {}
+    for line in text[text.find("CALENDAR EVENTS"):].splitlines():
+        if " \u2192 " in line:
+            expression = line.split(" \u2192 ")[0].strip()
+            expression = expression.replace("\\-", "-").replace("\\&", "").replace("\\ ", " ")
+            out.setdefault(CalendarQuery(expression), "systemd.time(7)")
+    return out
+
+
 def _declared() -> tuple[dict[CalendarQuery, str], dict[str, str]]:
     """The questions the test modules declare, and which module."""
     import test_calendar
@@ -139,6 +155,8 @@ def main() -> int:
             debian.setdefault(schedule, source)
     for schedule, source in manual_schedules().items():
         debian.setdefault(schedule, source)
+    for query, source in calendar_manual_expressions().items():
+        calendar.setdefault(query, source)
     if args.chkcrontab:
         for schedule, source in chkcrontab_schedules(args.chkcrontab).items():
             debian.setdefault(schedule, source)
