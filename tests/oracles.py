@@ -308,21 +308,23 @@ def calendar_disagreement(query: CalendarQuery, answer: CalendarAnswer) -> str |
     if ours.normalized != answer.normalized:
         return f"normalised {ours.normalized!r}, systemd {answer.normalized!r}"
     if not sub_second(answer.normalized) and len(set(answer.elapses)) == len(answer.elapses) \
-            and ours.elapses != answer.elapses and not systemd_skips_first_of_month(query, answer):
+            and ours.elapses != answer.elapses and not systemd_skips_a_months_start(query, answer):
         # (a second listed twice by systemd: firings within one second, listed among every
         # second, "00/1,2.5..24/4", where the normal form shows "*")
         return f"elapses {list(ours.elapses)}, systemd {list(answer.elapses)}"
     return None
 
 
-def systemd_skips_first_of_month(query: CalendarQuery, answer: CalendarAnswer) -> bool:
-    """Are systemd's elapses jobsafe's with only some on the first day of a month left out?
-    That is systemd's search (calendarspec.c find_next, 252): a repetition of the hours that
-    runs past midnight into a new month (or year) moves to that day at the overflowed hour,
-    and resets the day but not the hour, so the first day's earlier firings are skipped
-    (``01/10:07`` after 21:07 on 31 December next elapses at 11:07 on 1 January, not 01:07).
+def systemd_skips_a_months_start(query: CalendarQuery, answer: CalendarAnswer) -> bool:
+    """Are systemd's elapses jobsafe's with only some at the start of a month left out (none
+    of systemd's between the month's beginning and each one left out)? That is systemd's
+    search (calendarspec.c find_next, 252): a repetition that runs past the end of a month
+    lands in the next at the overflowed value, and the units below the one that changed are
+    not reset (a new month resets the day, a new year only the month), so the firings before
+    it are skipped: ``01/10:07`` after 21:07 on 31 January next elapses at 11:07 on 1
+    February, not 01:07; ``*-*-8/15,5`` after 31 December at 8 January, not 5 January.
     jobsafe lists the firings the expression describes; the comparison allows this one
-    difference, and the measurement (scripts/oracle_agreement.py) counts it apart."""
+    difference, and scripts/oracle_agreement.py counts it apart."""
     spec = parse_calendar(query.expression)
     zone = ZoneInfo(spec.timezone or query.tz)
     after = moment(query.base).astimezone(ZoneInfo(query.tz))
@@ -338,8 +340,11 @@ def systemd_skips_first_of_month(query: CalendarQuery, answer: CalendarAnswer) -
         return False
     upto = ours[:ours.index(theirs[-1]) + 1]
     skipped = [t for t in upto if t not in theirs]
-    return bool(skipped) and [t for t in upto if t in theirs] == theirs and all(
-        moment(f"{t} UTC").astimezone(zone).day == 1 for t in skipped)
+    if not skipped or [t for t in upto if t in theirs] != theirs:
+        return False
+    local = {t: moment(f"{t} UTC").astimezone(zone) for t in upto}
+    return all(not any(local[t].replace(day=1, hour=0, minute=0, second=0) <= local[e] <
+                       local[t] for e in theirs) for t in skipped)
 
 
 def jobsafe_accepts_debian(schedule: str) -> bool:
