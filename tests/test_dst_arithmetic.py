@@ -6,19 +6,19 @@ firings in the skipped hour are caught up one after another (a 10-second pause a
 run) at the first minute after the change; in the repeated autumn hour it runs once.
 A wildcard entry (minute or hour field beginning with ``*``) is not caught up and runs in
 both repeated hours. systemd skips a time that does not exist and elapses once at a repeated
-one (the first) — compared here with ``systemd-analyze calendar`` where it is installed.
+one (the first) — compared here with ``systemd-analyze calendar`` (live where it is
+installed, its recorded answers where it is not).
 """
 from __future__ import annotations
 
 import datetime as dt
-import os
-import re
-import shutil
-import subprocess
+from zoneinfo import ZoneInfo
 
 import pytest
 from conftest import run_analysis
+from oracles import CalendarQuery, SystemdOracle
 
+from jobsafe.calendar import parse_calendar
 from jobsafe.schedule import (calendar_schedule, change_days, changed_times, cron_firings,
                               cron_schedule, real_firings)
 
@@ -155,43 +155,70 @@ def test_a_crontab_with_cron_tz_gets_the_arithmetic(write_tree):
                for m in messages)
 
 
-# -- systemd: systemd-analyze calendar as the oracle -----------------------------------------
+# -- systemd: systemd-analyze calendar as the oracle (live or recorded: tests/oracles.py) -----
 
-SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
-_ELAPSE = re.compile(r"(?:Next elapse|Iter\. #\d+): \w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC")
-
-
-def _systemd_elapses(expression: str, base: dt.datetime, count: int) -> list[float]:
-    out = subprocess.run(
-        [SYSTEMD_ANALYZE, "calendar", f"--iterations={count}",
-         f"--base-time={base:%Y-%m-%d %H:%M:%S} UTC", expression],
-        capture_output=True, text=True, env={**os.environ, "TZ": "UTC", "LC_ALL": "C"},
-        timeout=20)
-    return [dt.datetime.strptime(m, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
-            for m in _ELAPSE.findall(out.stdout)]
-
-
-@pytest.mark.skipif(SYSTEMD_ANALYZE is None, reason="systemd-analyze is not installed")
-@pytest.mark.parametrize("expression,zone", [
+#: (expression, zone) pairs whose change days are compared
+DST_CASES = [
     ("*-*-* 02:30:00", "Europe/Berlin"), ("hourly", "Europe/Berlin"),
     ("*-*-* 02,03:15:00", "Europe/Berlin"), ("*-*-* *:00/20:00", "Europe/Berlin"),
     ("*-*-* 01:30:00", "America/New_York"), ("*-*-* 02:10:00", "America/New_York"),
     ("*-*-* 02:15:00", "Australia/Lord_Howe"), ("*-*-* 01:45:00", "Australia/Lord_Howe"),
-])
-def test_systemd_change_days_as_systemd_analyze_computes_them(expression, zone):
+]
+#: the year whose change days are compared: fixed, so the questions (and their recorded
+#: answers) stay the same whatever year the tests run in
+YEAR = 2027
+_ITERATIONS = 3 * 72 + 30
+
+
+def _change_days(zone: str) -> list[int]:
+    """Ordinals of the days of YEAR on which the zone's UTC offset changes."""
+    tz = ZoneInfo(zone)
+    first = dt.date(YEAR, 1, 1)
+    days = [first + dt.timedelta(days=i) for i in range(366)]
+    return [d.toordinal() for d in days if d.year == YEAR and
+            dt.datetime.combine(d, dt.time(), tz).utcoffset() !=
+            dt.datetime.combine(d + dt.timedelta(days=1), dt.time(), tz).utcoffset()]
+
+
+def _first_day(ordinal: int) -> dt.date:
+    return dt.date.fromordinal(ordinal - 1)
+
+
+def _query(expression: str, zone: str, ordinal: int) -> CalendarQuery:
+    """systemd-analyze is asked from two days before the change."""
+    base = dt.datetime.combine(_first_day(ordinal), dt.time(), UTC) - dt.timedelta(days=1)
+    return CalendarQuery(f"{expression} {zone}", f"{base:%Y-%m-%d %H:%M:%S} UTC", _ITERATIONS)
+
+
+#: every question this module asks systemd-analyze (scripts/record_oracles.py records them)
+QUERIES = [_query(expression, zone, ordinal) for expression, zone in DST_CASES
+           for ordinal in _change_days(zone)]
+
+
+@pytest.fixture(scope="module")
+def systemd():
+    return SystemdOracle(QUERIES)
+
+
+def _timestamps(elapses: tuple[str, ...]) -> list[float]:
+    return [dt.datetime.strptime(e, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
+            for e in elapses]
+
+
+@pytest.mark.parametrize("expression,zone", DST_CASES)
+def test_systemd_change_days_as_systemd_analyze_computes_them(expression, zone, systemd):
     spec = f"{expression} {zone}"
     firings = calendar_schedule((spec,), spec)
-    from jobsafe.schedule import calendar_firings
-    groups = calendar_firings((spec,)).groups
-    for ordinal in change_days(zone)[:2]:
+    reading = parse_calendar(spec)
+    assert len(_change_days(zone)) == 2
+    for ordinal in _change_days(zone):
         ours: list[float] = []
         for near in (ordinal - 1, ordinal, ordinal + 1):
-            seconds = tuple(sorted({s for matching, secs in groups if near in matching
-                                    for s in secs}))
+            seconds = reading.day_seconds() if reading.matches_day(dt.date.fromordinal(near)) \
+                else ()
             ours += real_firings(near, seconds, zone, "systemd", False)[0]
-        first = dt.date.fromordinal(ordinal - 1)
-        base = dt.datetime.combine(first, dt.time(), UTC) - dt.timedelta(days=1)
-        theirs = _systemd_elapses(spec, base, 3 * 72 + 30)
+        first = _first_day(ordinal)
+        theirs = _timestamps(systemd.answer(_query(expression, zone, ordinal)).elapses)
         low = dt.datetime.combine(first, dt.time(), dt.timezone.utc).timestamp() + 14 * 3600
         high = low + 2 * 86400 - 28 * 3600
         window = sorted(t for t in ours if low <= t < high)
