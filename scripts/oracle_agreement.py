@@ -6,9 +6,8 @@ a time budget, and list every disagreement (run by hand; the tests do the same o
 
 Schedules come from tests/schedule_grammars.py in batches (one ``systemd-analyze calendar``
 call, or one namespace of ``crontab -n`` runs, per batch) and are compared as the tests compare
-them (tests/oracles.py). Counted apart: the known differences the comparison allows (systemd
-skipping a month's first firings, an elapse systemd could not compute) and the one it marks
-as expected to fail (Debian: READER_GAP).
+them (tests/oracles/). Counted apart: the known differences the comparison allows (systemd
+skipping a month's first firings, an elapse systemd could not compute).
 """
 from __future__ import annotations
 
@@ -60,8 +59,6 @@ def _debian(rng: random.Random, batch: int, counts: collections.Counter, seen: s
         counts["accepted by crontab -n"] += accepts
         if oracles.jobsafe_accepts_debian(schedule) == accepts:
             counts["agree"] += 1
-        elif oracles.in_reader_gap(schedule):
-            counts["disagree: READER_GAP (expected, sources/crontab.py)"] += 1
         else:
             counts["disagree"] += 1
             shown.append(f"{schedule!r}: crontab -n {'accepts' if accepts else 'refuses'}")

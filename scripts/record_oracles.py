@@ -1,5 +1,5 @@
 """Record the answers of the real implementations the schedule dialects are compared with
-(tests/oracles.py) into tests/golden/, so the comparisons run where the binaries are not.
+(tests/oracles/) into tests/golden/, so the comparisons run where the binaries are not.
 
     python scripts/record_oracles.py                 # ask every recorded question again
     python scripts/record_oracles.py --chkcrontab chkcrontab-1.7.tar.gz --generate 400

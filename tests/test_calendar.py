@@ -1,6 +1,6 @@
 """systemd calendar events, compared with ``systemd-analyze calendar`` itself, live where it is
 installed and from its recorded answers (tests/golden/systemd_calendar.json) where it is not
-(tests/oracles.py)."""
+(tests/oracles/)."""
 import os
 
 import pytest

@@ -2,7 +2,7 @@
 
 The oracle is the ``crontab`` binary of Debian's ``cron`` package (``.ci/run`` downloads and
 unpacks it into ``$JOBSAFE_ORACLES``; nothing is installed), run in a private mount namespace
-(tests/oracles.py). Where it is not, its recorded answers stand in
+(tests/oracles/). Where it is not, its recorded answers stand in
 (tests/golden/debian_crontab.json, written by scripts/record_oracles.py); the dialect's
 reading is tested either way.
 """
@@ -11,7 +11,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracles import (READER_GAP, DebianOracle, debian_available, in_reader_gap,
+from oracles import (DebianOracle, debian_available,
                      jobsafe_accepts_debian, recorded_debian)
 from schedule_grammars import debian_schedule
 
@@ -41,16 +41,15 @@ CASES = [
     "*-9 * * * *", "1-24-24 * * * *", "*/3/4 * * * *", "33-5,55 * * * *", "0 0 * * 1-2#",
 ]
 
-#: the known disagreement (READER_GAP): Debian reads ``*/1``, ``1-5``
-GAP = ["*/1.5 * * * *", "0 9 * * 1-5;"]
+#: fields Debian stops reading at a character its parser does not continue with: it runs
+#: ``*/1``, ``1-5``
+STOPS = ["*/1.5 * * * *", "0 9 * * 1-5;"]
 #: every schedule this module asks crontab -n about (scripts/record_oracles.py records them)
-SCHEDULES = CASES + GAP
+SCHEDULES = CASES + STOPS
 
 #: the recorded schedules from elsewhere: chkcrontab's tests, cron's manual, generated ones
 RECORDED = sorted(s for s, (_, source) in recorded_debian().items()
                   if not source.startswith("tests/"))
-#: those of the known disagreement (READER_GAP): expected to fail until the reader is fixed
-_GAP = pytest.mark.xfail(strict=True, reason=READER_GAP)
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +62,7 @@ def test_accepts_what_debians_crontab_accepts(schedule, debian):
     assert jobsafe_accepts_debian(schedule) == debian.accepts(schedule)
 
 
-@pytest.mark.parametrize("schedule", [pytest.param(s, marks=_GAP) if in_reader_gap(s) else s
-                                      for s in RECORDED], ids=repr)
+@pytest.mark.parametrize("schedule", RECORDED, ids=repr)
 def test_recorded_schedules_accepted_as_debian_accepts_them(schedule, debian):
     """chkcrontab's test crontabs, the examples of crontab(5), generated schedules."""
     assert jobsafe_accepts_debian(schedule) == debian.accepts(schedule)
@@ -86,22 +84,13 @@ def test_generated_schedules_accepted_as_debian_accepts_them(schedules):
     oracle = DebianOracle(schedules)
     assert oracle.live is not None
     disagreements = [(s, oracle.live[s]) for s in schedules
-                     if jobsafe_accepts_debian(s) != oracle.live[s] and not in_reader_gap(s)]
+                     if jobsafe_accepts_debian(s) != oracle.live[s]]
     assert not disagreements
 
 
-@pytest.mark.parametrize("schedule", GAP)
-def test_the_known_disagreement_is_a_field_debian_stops_reading(schedule, debian):
-    """Debian runs these, and jobsafe's dialect reads them as Debian does; its crontab reader
-    refuses them (READER_GAP)."""
-    assert debian.accepts(schedule) and in_reader_gap(schedule)
-    assert read_fields(schedule.split()).expression is not None
-
-
-@_GAP
-@pytest.mark.parametrize("schedule", GAP)
-def test_a_field_debian_stops_reading_at_a_character_outside_the_readers_set(schedule):
-    assert jobsafe_accepts_debian(schedule)
+@pytest.mark.parametrize("schedule", STOPS)
+def test_a_field_debian_stops_reading_at_a_character_outside_the_readers_set(schedule, debian):
+    assert debian.accepts(schedule) and jobsafe_accepts_debian(schedule)
 
 
 @pytest.mark.parametrize("fields, reading", [

@@ -155,7 +155,7 @@ def test_a_crontab_with_cron_tz_gets_the_arithmetic(write_tree):
                for m in messages)
 
 
-# -- systemd: systemd-analyze calendar as the oracle (live or recorded: tests/oracles.py) -----
+# -- systemd: systemd-analyze calendar as the oracle (live or recorded: tests/oracles/) -----
 
 #: (expression, zone) pairs whose change days are compared
 DST_CASES = [

@@ -33,9 +33,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from jobsafe.calendar import next_elapses, parse_calendar
-from jobsafe.debian_cron import read_fields
 from jobsafe.schedule import ScheduleError
-from jobsafe.sources.crontab import _FIELD_CHARS, parse_crontab
+from jobsafe.sources.crontab import parse_crontab
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 SYSTEMD_GOLDEN = GOLDEN / "systemd_calendar.json"
@@ -355,18 +354,3 @@ def jobsafe_accepts_debian(schedule: str) -> bool:
         e.never_runs is None or e.never_runs.why != "refused" for e in result.entries)
 
 
-#: the disagreement with Debian's cron left (a fix belongs to jobsafe's crontab reader, not to
-#: the dialect): its field-character check runs on the fields as written, so a field holding a
-#: character outside its set after what Debian reads (``*/1.5``, read as ``*/1``) is an error
-#: to jobsafe where Debian runs the line
-READER_GAP = ("jobsafe's crontab reader (sources/crontab.py, _FIELD_CHARS) refuses a field "
-              "with a character outside its set that Debian does not read")
-
-
-def in_reader_gap(schedule: str) -> bool:
-    """Does the schedule fall in READER_GAP: its fields read by Debian's dialect, one of them
-    holding such a character?"""
-    fields = re.findall(r"[^ \t]+", schedule)[:5]
-    return not schedule.lstrip(" \t").startswith(("@", "#")) and len(fields) == 5 and \
-        read_fields(fields).expression is not None and \
-        any(not _FIELD_CHARS.match(f) for f in fields)

@@ -237,7 +237,9 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
             never = NeverRuns("refused" if reading.refused else "never-matches",
                               _visible(text))
             schedule = Schedule(text=expr, kind="cron", timezone=env.get("CRON_TZ"))
-        elif (bad := next((f for f in fields if not _FIELD_CHARS.match(f)), None)) is not None:
+        elif reading is None and \
+                (bad := next((f for f in fields if not _FIELD_CHARS.match(f)), None)) is not None:
+            # (Debian's reading stops at what its parser reads: `*/1.5` runs as `*/1`)
             error(f"invalid time field {bad!r}")
             return None
         else:
