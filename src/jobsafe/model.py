@@ -26,8 +26,8 @@ Applicability = Literal["safe", "unsafe"]
 #: how far a lock reaches: the process that takes it, the host, every host
 LockScope = Literal["process", "host", "cluster"]
 #: how a scheduler reads a schedule (``Schedule.dialect``)
-ScheduleDialect = Literal["debian", "supercronic", "systemd", "celery", "apscheduler", "huey",
-                          "kubernetes", "github"]
+ScheduleDialect = Literal["debian", "supercronic", "busybox", "systemd", "celery", "apscheduler",
+                          "huey", "kubernetes", "github"]
 #: what frees a lock whose holder died or hung
 StaleHandling = Literal[
     "none",           # nothing: a lock or pid file whose existence alone means "locked"
@@ -168,6 +168,9 @@ class Schedule:
     #: ``apscheduler``, ``huey`` (in the last three a day matches when its day of the month
     #: and weekday both do)
     dialect: ScheduleDialect | None = None
+    #: what the scheduler could not read as written and ran otherwise (busybox's crond runs
+    #: a line whose field it cannot read to the end with what it read before: ``7``)
+    misread: str | None = None
 
     @property
     def recurring(self) -> bool:

@@ -41,7 +41,8 @@ DIALECT_NAMES: dict[ScheduleDialect, str] = {"debian": "Debian cron", "supercron
                  "celery": "Celery crontab()",
                  "apscheduler": "APScheduler CronTrigger", "huey": "Huey crontab()",
                  "systemd": "systemd OnCalendar=", "kubernetes": "Kubernetes CronJob (robfig/cron)",
-                 "github": "GitHub Actions schedule"}
+                 "github": "GitHub Actions schedule",
+                 "busybox": "busybox crond"}
 
 #: The span the arithmetic covers: four calendar years (one of them a leap year).
 SPAN_YEARS = 4

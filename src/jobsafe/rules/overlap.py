@@ -620,6 +620,13 @@ class MisleadingSchedule(Rule):
                 continue
             if job.source != "cron" or job.schedule.kind != "cron" or job.schedule.text.startswith("@"):
                 continue
+            if job.schedule.misread is not None:
+                yield self.finding(
+                    job.span, message("`{schedule}`: {what}, so it runs as `{read}`",
+                                      schedule=job.schedule.text,
+                                      what=prose(job.schedule.misread),
+                                      read=job.schedule.cron or "never"),
+                    (job,), job.id)
             if job.schedule.dialect == "supercronic":  # (seconds and years too)
                 named = supercronic_cron.named_fields(job.schedule.cron or "")
                 both = all(supercronic_cron.restricted(named.get(f, "*"))
@@ -773,7 +780,7 @@ class ScheduleNeverRuns(Rule):
                                            "; installed with `crontab FILE`, the whole file "
                                            "is refused, and none of its jobs run"
                                            if job.source == "cron" and job.user is None
-                                           else ""))
+                                           and job.schedule.dialect != "busybox" else ""))
             elif job.schedule.dialect == "supercronic":  # (it says nothing, or it spins)
                 text = message("`{schedule}` never fires: {why}", schedule=job.schedule.text,
                                why=prose(never.text))

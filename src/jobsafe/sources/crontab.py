@@ -8,11 +8,11 @@ A file supercronic runs is read as supercronic reads it (``supercronic_cron``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .. import supercronic_cron
+from .. import busybox_cron, supercronic_cron
 from ..debian_cron import MACROS as DEBIAN_MACROS
 from ..debian_cron import read_fields
 from ..model import NeverRuns, ParseError, Schedule, ScheduleDialect, Span
@@ -23,7 +23,7 @@ from .shell import Locator
 #: how a crontab file is read: as Debian's cron reads it, as supercronic does (its own
 #: dialect), or leniently, as the libraries jobsafe computes with read it (a file another
 #: container runner reads: go-crond, busybox's crond)
-CrontabDialect = Literal["debian", "supercronic", "lenient"]
+CrontabDialect = Literal["debian", "supercronic", "busybox", "lenient"]
 
 _ENV = re.compile(r"""^\s*(?P<q>['"]?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P=q)\s*=\s*(?P<value>.*)$""")
 _FIELD_CHARS = re.compile(r"^[0-9A-Za-z*,/\-#LW?]+$")
@@ -153,6 +153,8 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
     file); ``dialect``: whose reading (supercronic's files have no user field)."""
     if dialect == "supercronic":
         return _parse_supercronic(path, text, line_base, env)
+    if dialect == "busybox":
+        return _parse_busybox(path, text, line_base, env)
     debian = dialect == "debian"
     result = CrontabResult()
     env = dict(env or {})
@@ -273,6 +275,64 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
 
 #: the longest line supercronic reads (bufio.Scanner's token limit, in bytes)
 _SUPERCRONIC_LINE = 64 * 1024 - 1
+
+
+def _parse_busybox(path: str, text: str, line_base: int,
+                   env: dict[str, str] | None) -> CrontabResult:
+    """A crontab as busybox's crond reads it (``load_crontab``): a ``#`` anywhere starts a
+    comment, a line of fewer than six words is skipped, the time fields are read by
+    ``busybox_cron`` (never refused: a field it cannot read to the end runs with what it
+    read before, which the schedule's ``misread`` says). Its ``@`` macros depend on how
+    busybox was built: read as cron's."""
+    result = CrontabResult()
+    env = dict(env or {})
+    for index, raw in enumerate(text.split("\n")):
+        lineno = index + 1 + line_base
+        line = raw.split("#", 1)[0].rstrip()
+        stripped = line.lstrip(" \t")
+        indent = len(line) - len(stripped)
+        if not stripped:
+            continue
+        span = Span(path, lineno, indent + 1, lineno, len(line) + 1)
+        if stripped[0] not in "@*0123456789" and (m := _ENV.match(stripped)):
+            env[m.group("name")] = m.group("value").strip()  # (crond reads MAILTO only)
+            continue
+        if stripped.startswith("@"):
+            entry = _parse_entry(path, raw, lineno, False, env, result, False)
+            if entry is not None:
+                result.entries.append(entry)
+            continue
+        words = re.split(r"[ \t]+", stripped, maxsplit=5)
+        if len(words) < 6:
+            why = "a line of fewer than six words" + \
+                (" (a `#` starts a comment anywhere in the line)" if "#" in raw else "")
+            written = re.split(r"[ \t]+", raw.strip(), maxsplit=5)  # (as it reads, '#' and all)
+            command = written[5] if len(written) > 5 else ""
+            result.entries.append(CronEntry(
+                span, Schedule(text=" ".join(written[:5]), kind="cron", dialect="busybox"),
+                None, command, Locator(path, command, lineno, indent + 1), dict(env),
+                NeverRuns("refused", f"busybox's crond skips {why}")))
+            continue
+        reading = busybox_cron.read_fields(words[:5])
+        written = " ".join(words[:5])
+        misread = f"busybox's crond cannot read {' or '.join(reading.errors)} to the end and " \
+                  f"runs what it read before" if reading.errors else None
+        never = None
+        if reading.expression is None:
+            schedule = Schedule(text=written, kind="cron", dialect="busybox", misread=misread)
+            never = NeverRuns("never-matches", reading.never or "")
+        else:
+            schedule, never = cron_schedule_or_never(written, reading.expression,
+                                                     env.get("CRON_TZ"), "busybox", "every-match")
+            schedule = replace(schedule, text=written, misread=misread)
+        command = words[5]
+        start = line.index(command, len(line) - len(line.lstrip(" \t")) + len(written))
+        locator = Locator(path, command, lineno, start + 1,
+                          list(range(start + 1, start + 1 + len(command))))
+        end = line.index(words[4], indent) + len(words[4])
+        result.entries.append(CronEntry(Span(path, lineno, indent + 1, lineno, end + 1),
+                                        schedule, None, command, locator, dict(env), never))
+    return result
 
 
 def _parse_supercronic(path: str, text: str, line_base: int,

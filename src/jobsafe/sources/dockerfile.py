@@ -119,16 +119,17 @@ class CopyHint:
 
     @property
     def dialect(self) -> CrontabDialect:
-        """How the file is read: by supercronic, by another runner or busybox's crond
-        (``/etc/crontabs``) leniently, else as Debian's cron reads it."""
-        return file_dialect(self.supercronic,
-                            self.runner or self.dest.startswith("/etc/crontabs"))
+        """How the file is read: by supercronic, by busybox's crond (``/etc/crontabs``),
+        by another runner leniently, else as Debian's cron reads it."""
+        return file_dialect(self.supercronic, self.runner, self.dest)
 
 
-def file_dialect(supercronic: bool, runner: bool) -> CrontabDialect:
+def file_dialect(supercronic: bool, runner: bool, dest: str | None) -> CrontabDialect:
     """The dialect of a crontab file: supercronic's when supercronic reads it, lenient when
-    another runner (or busybox's crond) does, Debian's cron's otherwise."""
-    return "supercronic" if supercronic else "lenient" if runner else "debian"
+    another runner does, busybox's crond's in ``/etc/crontabs`` (Alpine's), Debian's cron's
+    otherwise."""
+    return "supercronic" if supercronic else "lenient" if runner else \
+        "busybox" if dest is not None and dest.startswith("/etc/crontabs/") else "debian"
 
 
 @dataclass
@@ -310,8 +311,7 @@ def written_crontab_lines(path: str, line: int, column: int, args: str,
             content = content.replace("\\n", "\n")
         system = target is not None and is_system_destination(target)
         sub = locate.span(words[0].start, words[0].end)
-        dialect = file_dialect(target in supercronic_files, target is not None and (
-            target in runner_files or target.startswith("/etc/crontabs")))
+        dialect = file_dialect(target in supercronic_files, target in runner_files, target)
         parsed = parse_crontab(path, content, system, dialect=dialect)
         for entry in parsed.entries:
             entry.span = locate.span(cmd.start, cmd.end)

@@ -1,0 +1,75 @@
+"""busybox's crond, run as an oracle: from Debian's busybox-static (``.ci/run`` unpacks it
+into ``$JOBSAFE_ORACLES``). Started in the foreground at log level 0, crond prints, for each
+line of a crontab, what its parser set in each time field (a row of 0s and 1s) or the parse
+error it logged. ``python tests/oracles/busybox.py`` records its answers for every schedule
+of ``tests/golden/busybox_crond.json``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ORACLES = Path(os.environ.get("JOBSAFE_ORACLES", Path.home() / ".cache" / "jobsafe-oracles"))
+BUSYBOX = ORACLES / "busybox-static" / "bin" / "busybox"
+GOLDEN = Path(__file__).parent.parent / "golden" / "busybox_crond.json"
+
+
+def available() -> bool:
+    """crond reads only crontabs the daemon's user (root) owns."""
+    return BUSYBOX.exists() and os.geteuid() == 0
+
+
+def ask(schedules: list[str]) -> list[list[str]]:
+    """For each five-field schedule: the five fields as crond read them ("error" where it
+    logged a parse error)."""
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "root").write_text("".join(f"{s} true\n" for s in schedules))
+        proc = subprocess.Popen([str(BUSYBOX), "crond", "-f", "-l", "0", "-L", "/dev/stderr",
+                                 "-c", folder], stderr=subprocess.PIPE, text=True)
+        lines: list[str] = []
+        deadline = time.monotonic() + 30
+        assert proc.stderr is not None
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            lines.append(line.rstrip("\n"))
+            if sum(1 for x in lines if "entry:" in x) == len(schedules) and \
+                    _fields_after_last(lines) == 5:
+                break
+        proc.kill()
+        proc.wait()
+    answers: list[list[str]] = []
+    for line in lines:
+        if "entry:" in line:
+            answers.append([])
+        elif answers and "parse error" in line:
+            answers[-1].append("error")
+        elif answers and line and set(line) <= {"0", "1"}:
+            answers[-1].append(line)
+    return answers
+
+
+def _fields_after_last(lines: list[str]) -> int:
+    last = max(i for i, x in enumerate(lines) if "entry:" in x)
+    return sum(1 for x in lines[last + 1:] if "parse error" in x or (x and set(x) <= {"0", "1"}))
+
+
+def main() -> int:
+    if not available():
+        print("busybox-static is not unpacked, or this is not root", file=sys.stderr)
+        return 1
+    cases = json.loads(GOLDEN.read_text())["cases"]
+    for case, answer in zip(cases, ask([c["schedule"] for c in cases])):
+        case["fields"] = answer
+    lines = ",\n".join(json.dumps(case) for case in cases)
+    GOLDEN.write_text('{"about": "busybox 1.35.0 crond\'s reading (Debian busybox-static): '
+                      'tests/oracles/busybox.py",\n"cases": [\n' + lines + "\n]}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
