@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-_DOW_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
-_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
-                "dec")
+from .cron_names import MONTH_NAMES, WEEKDAY_NAMES
+
 #: field name, array size (``modvalue``), offset added to numbers, names
 FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
     ("minute", 60, 0, ()), ("hour", 24, 0, ()), ("day-of-month", 32, 0, ()),
-    ("month", 12, -1, _MONTH_NAMES), ("day-of-week", 7, 0, _DOW_NAMES))
+    ("month", 12, -1, MONTH_NAMES), ("day-of-week", 7, 0, WEEKDAY_NAMES))
 _LONG = 2**63 - 1
 
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .cron_names import MONTH_NAMES, WEEKDAY_NAMES
+
 #: field name, lowest and highest value, names
 _FIELDS = (
     ("minute", 0, 59, ()),
     ("hour", 0, 23, ()),
     ("day-of-month", 1, 31, ()),
-    ("month", 1, 12, ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
-                      "nov", "dec")),
-    ("day-of-week", 0, 7, ("sun", "mon", "tue", "wed", "thu", "fri", "sat")),
+    ("month", 1, 12, MONTH_NAMES),
+    ("day-of-week", 0, 7, WEEKDAY_NAMES),
 )
 #: the macros Debian's cron knows, exactly as it spells them
 MACROS = ("@reboot", "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight",

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import re
 
+from .cron_names import MONTH_NAMES, WEEKDAY_NAMES
+
 #: field name, lowest and highest value, names (cron-constants.ts)
 _FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
     ("minute", 0, 59, ()),
     ("hour", 0, 23, ()),
     ("day-of-month", 1, 31, ()),
-    ("month", 1, 12, ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
-                      "nov", "dec")),
-    ("day-of-week", 0, 6, ("sun", "mon", "tue", "wed", "thu", "fri", "sat")),
+    ("month", 1, 12, MONTH_NAMES),
+    ("day-of-week", 0, 6, WEEKDAY_NAMES),
 )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .cron_names import MONTH_NAMES, WEEKDAY_NAMES
 from .schedule import cron_firings
 from .timespec import ScheduleError
 
@@ -21,9 +22,8 @@ _FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
     ("minute", 0, 59, ()),
     ("hour", 0, 23, ()),
     ("day-of-month", 1, 31, ()),
-    ("month", 1, 12, ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
-                      "nov", "dec")),
-    ("day-of-week", 0, 6, ("sun", "mon", "tue", "wed", "thu", "fri", "sat")),
+    ("month", 1, 12, MONTH_NAMES),
+    ("day-of-week", 0, 6, WEEKDAY_NAMES),
 )
 #: robfig/cron's descriptors, exactly as spelled (``@every D`` is read elsewhere)
 DESCRIPTORS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
