@@ -68,3 +68,9 @@ def test_a_crontab_under_etc_crontabs_runs_as_busybox_reads_it():
     assert weekly.schedule.runs_per_day == 1.0 and weekly.schedule.misread
     # a '#' starts a comment anywhere: the line is too short, crond skips it
     assert result.entries[1].never_runs is not None
+
+
+def test_crond_reads_no_cron_tz():
+    (entry,) = parse_crontab("root", "CRON_TZ=Europe/Berlin\n30 2 * * * /srv/x.sh\n", False,
+                             dialect="busybox").entries
+    assert entry.schedule.timezone is None

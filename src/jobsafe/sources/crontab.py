@@ -322,8 +322,9 @@ def _parse_busybox(path: str, text: str, line_base: int,
             schedule = Schedule(text=written, kind="cron", dialect="busybox", misread=misread)
             never = NeverRuns("never-matches", reading.never or "")
         else:
-            schedule, never = cron_schedule_or_never(written, reading.expression,
-                                                     env.get("CRON_TZ"), "busybox", "every-match")
+            # (crond reads no CRON_TZ: the daemon's zone, which the tree does not say)
+            schedule, never = cron_schedule_or_never(written, reading.expression, None,
+                                                     "busybox", "every-match")
             schedule = replace(schedule, text=written, misread=misread)
         command = words[5]
         start = line.index(command, len(line) - len(line.lstrip(" \t")) + len(written))
