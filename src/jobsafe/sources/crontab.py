@@ -306,10 +306,10 @@ def _parse_busybox(path: str, text: str, line_base: int,
         if len(words) < 6:
             why = "a line of fewer than six words" + \
                 (" (a `#` starts a comment anywhere in the line)" if "#" in raw else "")
-            written = re.split(r"[ \t]+", raw.strip(), maxsplit=5)  # (as it reads, '#' and all)
-            command = written[5] if len(written) > 5 else ""
+            as_read = re.split(r"[ \t]+", raw.strip(), maxsplit=5)  # (as it reads, '#' and all)
+            command = as_read[5] if len(as_read) > 5 else ""
             result.entries.append(CronEntry(
-                span, Schedule(text=" ".join(written[:5]), kind="cron", dialect="busybox"),
+                span, Schedule(text=" ".join(as_read[:5]), kind="cron", dialect="busybox"),
                 None, command, Locator(path, command, lineno, indent + 1), dict(env),
                 NeverRuns("refused", f"busybox's crond skips {why}")))
             continue
