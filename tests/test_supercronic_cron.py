@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from conftest import run_analysis
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from oracles.supercronic import (BASES, CHANGE_DAYS, COMMAND, DAYS, ZONES, ask, build, decode,
                                  encode, expression)
@@ -89,13 +89,37 @@ def starts(expr: sc.Expression, zone_name: str, base: dt.datetime, n: int) -> li
     return out
 
 
+def _day_search_starts() -> list[dt.datetime]:
+    """The wall-clock times the oracle's ``day`` asks Next from when Next finds nothing:
+    for each of DAYS, the first instant of the day before (its midnight) less 2, 4, …,
+    1024 days (Go's AddDate: that day's midnight as time.Date makes it), the last of them
+    twice; then it gives up. The earliest lie in 2023."""
+    out = []
+    for key in DAYS:
+        zone_name, local = _base(key)
+        zone = ZoneInfo(zone_name)
+        for back in (2 ** k for k in range(1, 11)):
+            instant = sc.go_instant(local.toordinal() - 1 - back, 0, zone)
+            out.append(dt.datetime.fromtimestamp(instant, zone).replace(tzinfo=None))
+    return out
+
+
+#: where the oracle asks Next from for an expression whose Next finds nothing (only such
+#: an expression, with an empty list of seconds, minutes, hours or months, can crash it):
+#: each base, then its day search's starts
+NOTHING_FOUND_STARTS = [_base(b)[1] for b in BASES] + _day_search_starts()
+
+
 def read(case: str) -> dict:
-    """jobsafe's answer for a golden line, in the golden's terms."""
+    """jobsafe's answer for a golden line, in the golden's terms: a crash when supercronic
+    started at one of the times the oracle asks from crashes."""
     reading = sc.read_line(case.lstrip(" \t"))
     if reading.refused is not None:
         return {"ok": False, "error": reading.refused}
-    for base in BASES:
-        stopped = sc.never(reading.expression, reading.schedule, _base(base)[1])
+    expr = reading.expression
+    finds_nothing = not (expr.seconds and expr.minutes and expr.hours and expr.months)
+    for start in NOTHING_FOUND_STARTS if finds_nothing else [_base(b)[1] for b in BASES]:
+        stopped = sc.never(reading.expression, reading.schedule, start)
         if stopped is not None and stopped[1]:
             return {"ok": False, "crash": stopped[0]}
     return {"ok": True, "schedule": reading.schedule, "command": reading.command,
@@ -290,6 +314,35 @@ def test_crashes_and_times_that_never_come(span_2026):
     assert never.never_runs.why == "never-matches" and "without pause" in never.never_runs.text
 
 
+def test_an_empty_list_crashes_supercronic_started_before_the_last_point_its_walk_reaches(
+        span_2026, monkeypatch):
+    """11-2/6 lists no month and 2026-2027/1970 only 2026: started before 2026, supercronic
+    crashes at its first nextYear (Go indexes the empty month list); from 2026 on it finds
+    nothing and asks again without pause. An empty minute list of a job of 2026 crashes
+    until its last hour of the year, 23:00 on 31 December."""
+    line = "42-46 2,03-15 ? 7 11-2/6 0,1/1 2026-2027/1970 /usr/local/bin/job --flag"
+    reading = sc.read_line(line)
+    expr = reading.expression
+    assert (expr.months, expr.years) == ((), (2026,))
+    assert sc.crashes_before(expr) == dt.datetime(2026, 1, 1)
+    why, crashes = sc.never(expr, reading.schedule, dt.datetime(2025, 12, 31, 23, 59, 59))
+    assert crashes and "whenever it starts before 2026-01-01 00:00:00" in why
+    assert sc.never(expr, reading.schedule, dt.datetime(2026, 1, 1)) == (
+        "its month field matches nothing; supercronic finds no next time and asks again "
+        "without pause", False)
+    (job,) = parse_crontab("c", line + "\n", False, dialect="supercronic").entries
+    assert job.never_runs.why == "never-matches"
+    monkeypatch.setattr(sc, "span_start", lambda: dt.date(2025, 1, 1))
+    (job,) = parse_crontab("c", line + "\n", False, dialect="supercronic").entries
+    assert job.never_runs.why == "refused" and "starts before 2026-01-01" in job.never_runs.text
+    minutes = sc.read_line("30-10/5 * * * * 2026 /app/a").expression
+    assert sc.crashes_before(minutes) == dt.datetime(2026, 12, 31, 23)
+    assert [sc.never(minutes, "", dt.datetime(2026, 12, 31, 22, 59, 59))[1],
+            sc.never(minutes, "", dt.datetime(2026, 12, 31, 23))[1]] == [True, False]
+    every = sc.read_line("* * * * * /app/a").expression
+    assert sc.crashes_before(every) is None
+
+
 def test_a_skipped_fixed_time_runs_late_in_berlin_and_early_in_new_york(span_2026):
     """30 2 * * *: Berlin's 02:30 of 29 March 2026 starts at 03:30 CEST (01:30 UTC); New
     York's of 8 March at 01:30 EST (06:30 UTC), after which supercronic spins until 03:00
@@ -372,6 +425,9 @@ def expressions(draw) -> str:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(batch=st.lists(expressions(), min_size=20, max_size=40))
+# the months of 11-2/6 are none and 2026 is its one year: supercronic crashes started
+# before 2026, as the oracle's day search is, and finds nothing from 2026 on
+@example(batch=["42-46 2,03-15 ? 7 11-2/6 0,1/1 2026-2027/1970"])
 def test_drawn_expressions_agree_with_the_oracle(oracle, span_2026, batch):
     lines = [f"{e} {COMMAND}" for e in batch]
     answers = ask(oracle, lines, BASES, DAYS)

@@ -18,9 +18,11 @@ Debian's cron, all of it from their source:
   ``*`` or ``?`` is not);
 * the environment and ``CRON_TZ`` of the whole file apply to every job (the last setting
   wins); an empty value (``FOO=``) crashes it;
-* an expression whose seconds, minutes, hours or months match nothing crashes it when it
-  first asks for the next time (Go's index out of range); one that never comes again makes
-  it ask again without pause, and never run.
+* an expression whose seconds, minutes, hours or months match nothing never runs, and
+  crashes supercronic (Go's index out of range) when it starts before the last point
+  cronexpr's walk still reaches (a listed year after the start's, for empty months: its
+  first ``nextYear``); started later, it asks again without pause, as for an expression
+  whose times never come again.
 
 Checked against supercronic's own code (tests/test_supercronic_cron.py and its oracle).
 """
@@ -517,17 +519,50 @@ def _next_time(expr: Expression, now: dt.datetime) -> dt.datetime | None:
     return next_second(now)
 
 
+def _crashes(expr: Expression, at: dt.datetime) -> bool:
+    try:
+        _next_time(expr, at)
+    except _Crash:
+        return True
+    return False
+
+
+def crashes_before(expr: Expression) -> dt.datetime | None:
+    """The wall-clock time before which supercronic, started then, crashes at its first
+    look at the times, None when no start time does.
+
+    Only an empty list of seconds, minutes, hours or months crashes cronexpr: its walk
+    indexes the list as soon as it reaches a later hour, day, month or listed year (an
+    empty month list with a listed year after the start's: its first ``nextYear``); from
+    the last such point on it finds nothing and asks again without pause. So every start
+    before one time crashes and none after it: found to the second, between 1970 and the
+    year after the last cronexpr knows (from which Next gives up at once)."""
+    if expr.seconds and expr.minutes and expr.hours and expr.months:
+        return None
+    lo, hi = dt.datetime(FIRST_YEAR, 1, 1), dt.datetime(LAST_YEAR + 1, 1, 1)
+    if not _crashes(expr, lo):
+        return None
+    while hi - lo > dt.timedelta(seconds=1):  # lo crashes, hi does not
+        mid = lo + dt.timedelta(seconds=(hi - lo) // dt.timedelta(seconds=2))
+        lo, hi = (mid, hi) if _crashes(expr, mid) else (lo, mid)
+    return hi
+
+
 def never(expr: Expression, text: str, now: dt.datetime) -> tuple[str, bool] | None:
-    """Why supercronic never runs an expression it accepts, asked at ``now`` (wall clock):
-    (why, whether it crashes), or None when it runs."""
+    """Why supercronic never runs an expression it accepts, when it starts at ``now`` (wall
+    clock): (why, whether it crashes), or None when it runs."""
     empty = next((name for name, values in (("second", expr.seconds), ("minute", expr.minutes),
                                             ("hour", expr.hours), ("month", expr.months),
                                             ("year", expr.years)) if not values), None)
     try:
         found = _next_time(expr, now)
     except _Crash:
+        until = crashes_before(expr)
+        assert until is not None and now < until
         return (f"supercronic accepts `{text}` but crashes when it asks for its next time "
-                f"(its {empty} field matches nothing)"), True
+                f"(its {empty} field matches nothing), as it does whenever it starts before "
+                f"{until:%Y-%m-%d %H:%M:%S}; started later, it finds no next time and asks "
+                f"again without pause"), True
     if found is not None:
         return None
     why = f"its {empty} field matches nothing" if empty else \
