@@ -26,7 +26,7 @@ _FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
 
 def refusal(cron: str) -> str | None:
     """Why GitHub refuses the schedule, or None when it accepts it."""
-    parts = re.split(r" +", cron)
+    parts = re.split(r" +", cron.strip(" "))  # (surrounding spaces: not judged)
     if len(parts) != 5:
         return f"a schedule has five fields separated by spaces, not {len(parts)}" \
             if not cron.startswith("@") else "an `@` macro, which it does not read"
