@@ -131,3 +131,15 @@ def test_generated_schedules_agree_with_robfig_cron(rng, where):
     case = {"zone": zone, "base": base, "n": 10, "schedule": robfig_oracle.random_schedule(rng)}
     case.update(robfig_oracle.ask(binary, [case])[0])
     assert _agrees(case), case
+
+
+def test_a_schedule_robfig_accepts_and_never_fires_is_said_once(write_tree):
+    from conftest import run_analysis
+    root = write_tree({"cron.yaml": (
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: c\nspec:\n"
+        "  schedule: \"0 0 , * *\"\n  concurrencyPolicy: Forbid\n  jobTemplate:\n    spec:\n"
+        "      activeDeadlineSeconds: 60\n      template:\n        spec:\n"
+        "          containers:\n            - name: c\n              image: app\n")})
+    (found,) = [f for f in run_analysis(root).findings if f.rule == "JOB113"]
+    assert str(found.message).count("never fires") == 1 and "Kubernetes accepts" in \
+        str(found.message)

@@ -96,7 +96,7 @@ def _cronjob_schedule(written: str, text: str, timezone: str | None
     if reading.expression is None:
         never = NeverRuns("refused", f"Kubernetes refuses the schedule `{written}`: "
                                      f"{reading.refused}") if reading.refused else \
-            NeverRuns("never-matches", f"`{written}` never fires: {reading.never}")
+            NeverRuns("never-matches", reading.never or "")
         return Schedule(text=written, kind="cron", timezone=timezone,
                         dialect="kubernetes"), never
     expression = reading.expression
