@@ -512,3 +512,23 @@ def test_a_charts_time_zone_value(write_tree, value, refused):
                        "chart/templates/cron.yaml": template})
     found = [f for f in run_analysis(root).findings if f.rule == "JOB113"]
     assert bool(found) == refused
+
+
+@pytest.mark.parametrize("remote, linked", [
+    ("https://github.com/pterodactyl/panel.git", True),
+    ("git@github.com:pterodactyl/panel.git", True),
+    ("https://github.com/someone/else.git", False),
+])
+def test_a_root_dockerfiles_image_named_after_the_repository(write_tree, remote, linked):
+    """pterodactyl's panel: the root Dockerfile installs the crontab, compose runs
+    ``ghcr.io/pterodactyl/panel`` — the repository's own image, by the name of its remote."""
+    root = write_tree({
+        "Dockerfile": "FROM php:8.3-fpm-alpine\nCOPY .github/docker/crontab /etc/crontabs/root\n"
+                      "CMD [\"crond\", \"-f\"]\n",
+        ".github/docker/crontab": "* * * * * php /app/artisan schedule:run\n",
+        "docker-compose.example.yml": "services:\n  panel:\n"
+                                      "    image: ghcr.io/pterodactyl/panel:latest\n",
+        ".git/config": f"[core]\n\tbare = false\n[remote \"origin\"]\n\turl = {remote}\n"
+                       "\tfetch = +refs/heads/*:refs/remotes/origin/*\n"})
+    jobs = [j for j in run_analysis(root).project.jobs if j.source == "cron"]
+    assert jobs and all((j.workload is not None) == linked for j in jobs)

@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from functools import cached_property
 
 from ..discover import SourceFile
 from ..link import is_script
@@ -237,6 +238,24 @@ class TopologyAssembly(Step):
                  for w in self.workloads for c in w.containers]
         return [(w, c, linked) for w, c, linked in found if linked is not None]
 
+    @cached_property
+    def _repository_names(self) -> frozenset[str]:
+        """What the repository's image is likely named after: the tree's folder and, in a
+        git checkout, the repository its ``origin`` remote names (``…/panel.git``)."""
+        root = self.discovery.root
+        names = {os.path.basename(root.rstrip(os.sep))}
+        try:
+            with open(os.path.join(root, ".git", "config"), encoding="utf-8",
+                      errors="replace") as config:
+                text = config.read(65536)
+        except OSError:
+            text = ""
+        m = re.search(r'\[remote "origin"\][^\[]*?^\s*url\s*=\s*(\S+)', text, re.M)
+        if m:
+            names.add(m.group(1).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+                      .removesuffix(".git"))
+        return frozenset(n.lower() for n in names if n)
+
     def _built_from(self, container: Container, dockerfile: str) -> Confidence | None:
         """Whether the container's image is built from ``dockerfile``: certainly when the
         manifest names its build; by the image's name matching the Dockerfile's folder or
@@ -247,7 +266,9 @@ class TopologyAssembly(Step):
         if not container.image:
             return None
         folder, name = os.path.split(dockerfile)
-        names = {os.path.basename(folder)} | ({name.split(".", 1)[1]} if "." in name else set())
+        names = {os.path.basename(folder) if folder else "", *(() if folder else
+                                                                self._repository_names)}
+        names |= {name.split(".", 1)[1]} if "." in name else set()
         if image_name(container.image) in names:
             return Confidence.LOW
         if runs_cron_daemon(container.command) and len(self.images.dockerfiles) == 1:
