@@ -28,10 +28,12 @@ _LONG = 2**63 - 1
 @dataclass(frozen=True)
 class FieldReading:
     """The values crond sets for one field (array indexes), and whether it logged a parse
-    error (the values are then those set before it)."""
+    error (the values are then those set before it); ``spilled``: the negative indexes it
+    wrote (month 0 is index -1), which land in the array before it in crond's struct."""
 
     values: frozenset[int]
     error: bool
+    spilled: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ def _strtol(text: str, at: int) -> tuple[int, int]:
 def read_field(text: str, size: int, offset: int, names: tuple[str, ...]) -> FieldReading:
     """``ParseField``: the array indexes set, as crond's loop sets them."""
     values: set[int] = set()
+    spilled: set[int] = set()
     at, first, last = 0, -1, -1
 
     def char(i: int) -> str:
@@ -89,7 +92,7 @@ def read_field(text: str, size: int, offset: int, names: tuple[str, ...]) -> Fie
                     read = True
                     break
         if not read:
-            return FieldReading(frozenset(values), True)
+            return FieldReading(frozenset(values), True, frozenset(spilled))
         if char(at) == "-" and last < 0:
             at += 1
             continue
@@ -108,22 +111,35 @@ def read_field(text: str, size: int, offset: int, names: tuple[str, ...]) -> Fie
             countdown -= 1
             if countdown == 0:
                 index = _c_mod(current, size)
-                if index >= 0:
-                    values.add(index)
+                (values if index >= 0 else spilled).add(index)
                 countdown = step
             failsafe -= 1
             if failsafe == 0:
-                return FieldReading(frozenset(values), True)
+                return FieldReading(frozenset(values), True, frozenset(spilled))
             if current == last:
                 break
         if char(at) != ",":
             break
         at, first, last = at + 1, -1, -1
-    return FieldReading(frozenset(values), at < len(text))
+    return FieldReading(frozenset(values), at < len(text), frozenset(spilled))
 
 
 def _c_mod(a: int, b: int) -> int:
     return a - b * int(a / b) if a >= 0 else -((-a) % b)
+
+
+#: crond's ``CronLine`` keeps its arrays in this order (by size), one after another: a
+#: negative index of one lands in the one before it
+_STRUCT_ORDER = (4, 3, 1, 2, 0)  # day-of-week, month, hour, day-of-month, minute
+
+
+def _with_spills(readings: list[FieldReading]) -> list[frozenset[int]]:
+    """Each field's values with the writes the next array in the struct spilled into it."""
+    values = [set(r.values) for r in readings]
+    for before, after in zip(_STRUCT_ORDER, _STRUCT_ORDER[1:]):
+        size = FIELDS[before][1]
+        values[before] |= {size + i for i in readings[after].spilled if size + i >= 0}
+    return [frozenset(v) for v in values]
 
 
 def read_fields(fields: list[str]) -> BusyboxReading:
@@ -132,7 +148,7 @@ def read_fields(fields: list[str]) -> BusyboxReading:
                 for text, (_, size, offset, names) in zip(fields, FIELDS)]
     errors = tuple(f"`{text}` ({name})" for text, (name, *_), r in zip(fields, FIELDS, readings)
                    if r.error)
-    minutes, hours, days, months, weekdays = (r.values for r in readings)
+    minutes, hours, days, months, weekdays = _with_spills(readings)
     # FixDayDow: a field with every index set (``*``; ``1-31`` leaves index 0 out) is
     # dropped when the other is not; then a day matches when either field does
     days_full, weekdays_full = days >= set(range(32)), weekdays >= set(range(7))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -32,14 +33,20 @@ def ask(schedules: list[str]) -> list[list[str]]:
         proc = subprocess.Popen([str(BUSYBOX), "crond", "-f", "-l", "0", "-L", "/dev/stderr",
                                  "-c", folder], stderr=subprocess.PIPE, text=True)
         lines: list[str] = []
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 20
+        quiet_since = time.monotonic()
         assert proc.stderr is not None
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline:  # (crond never ends: read until all is printed)
+            ready, _, _ = select.select([proc.stderr], [], [], 0.1)
+            if not ready:
+                if _complete(lines, len(schedules), time.monotonic() - quiet_since):
+                    break
+                continue
             line = proc.stderr.readline()
-            lines.append(line.rstrip("\n"))
-            if sum(1 for x in lines if "entry:" in x) == len(schedules) and \
-                    _fields_after_last(lines) == 5:
+            if not line:
                 break
+            lines.append(line.rstrip("\n"))
+            quiet_since = time.monotonic()
         proc.kill()
         proc.wait()
     answers: list[list[str]] = []
@@ -53,9 +60,14 @@ def ask(schedules: list[str]) -> list[list[str]]:
     return answers
 
 
-def _fields_after_last(lines: list[str]) -> int:
+def _complete(lines: list[str], entries: int, quiet: float) -> bool:
+    """Every line's entry printed, and five fields after the last, or a second of silence
+    after it (a line crond skips prints its entry and nothing more)."""
+    if sum(1 for x in lines if "entry:" in x) < entries:
+        return False
     last = max(i for i, x in enumerate(lines) if "entry:" in x)
-    return sum(1 for x in lines[last + 1:] if "parse error" in x or (x and set(x) <= {"0", "1"}))
+    fields = sum(1 for x in lines[last + 1:] if "parse error" in x or (x and set(x) <= {"0", "1"}))
+    return fields >= 5 or quiet > 1.0
 
 
 def main() -> int:
