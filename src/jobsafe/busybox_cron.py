@@ -166,8 +166,7 @@ def read_fields(fields: list[str]) -> BusyboxReading:
             ",".join(str(v + shift) for v in sorted(values))
 
     # cron's day rule with the same meaning: a field written `*` leaves the other to decide
-    day_field = ",".join(map(str, sorted(days))) if days and weekdays or days and \
-        not weekdays else "*"
+    day_field = ",".join(map(str, sorted(days))) if days else "*"
     weekday_field = ",".join(map(str, sorted(weekdays))) if weekdays else "*"
     if days_full and weekdays_full:
         day_field = weekday_field = "*"

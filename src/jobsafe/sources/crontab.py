@@ -302,8 +302,8 @@ def _parse_busybox(path: str, text: str, line_base: int,
             if entry is not None:
                 result.entries.append(entry)
             continue
-        words = re.split(r"[ \t]+", stripped, maxsplit=5)
-        if len(words) < 6:
+        split = _split_fields(line, 5, debian=True)  # (config_read: spaces and tabs)
+        if split is None or split[1] >= len(line):
             why = "a line of fewer than six words" + \
                 (" (a `#` starts a comment anywhere in the line)" if "#" in raw else "")
             as_written = re.split(r"[ \t]+", raw.strip(), maxsplit=5)  # ('#' and all)
@@ -313,8 +313,9 @@ def _parse_busybox(path: str, text: str, line_base: int,
                 None, command, Locator(path, command, lineno, indent + 1), dict(env),
                 NeverRuns("refused", f"busybox's crond skips {why}")))
             continue
-        reading = busybox_cron.read_fields(words[:5])
-        written = " ".join(words[:5])
+        fields, rest = split
+        reading = busybox_cron.read_fields(fields)
+        written = " ".join(fields)
         misread = f"busybox's crond cannot read {' or '.join(reading.errors)} to the end and " \
                   f"runs what it read before" if reading.errors else None
         never = None
@@ -326,11 +327,10 @@ def _parse_busybox(path: str, text: str, line_base: int,
             schedule, never = cron_schedule_or_never(written, reading.expression, None,
                                                      "busybox", "every-match")
             schedule = replace(schedule, text=written, misread=misread)
-        command = words[5]
-        start = line.index(command, len(line) - len(line.lstrip(" \t")) + len(written))
-        locator = Locator(path, command, lineno, start + 1,
-                          list(range(start + 1, start + 1 + len(command))))
-        end = line.index(words[4], indent) + len(words[4])
+        command = line[rest:]
+        locator = Locator(path, command, lineno, rest + 1,
+                          list(range(rest + 1, rest + 1 + len(command))))
+        end = len(line[:rest].rstrip())
         result.entries.append(CronEntry(Span(path, lineno, indent + 1, lineno, end + 1),
                                         schedule, None, command, locator, dict(env), never))
     return result
