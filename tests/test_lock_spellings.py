@@ -111,3 +111,170 @@ def test_database_lock_spellings(write_tree, body, expected):
     root = write_tree(files)
     [job] = run_analysis(root).project.jobs
     assert [(lock.kind, lock.key) for lock in job.all_locks] == expected
+
+
+PID_LOCK = '''import fcntl
+import os
+{imports}
+
+
+class PidLock:
+    def __init__(self, target):
+        self.target = target
+
+    def _try_lock(self, pid):
+        fd = os.open(self.target, os.O_CREAT | os.O_RDWR, 0o644)
+        try:
+{lock}
+            old = os.read(fd, 20)
+            if old and os.access("/proc/%d" % int(old), os.F_OK):
+                return int(old)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, str(pid).encode())
+            return pid
+        finally:
+            os.close(fd)
+
+    def __enter__(self):
+        if self._try_lock(os.getpid()) != os.getpid():
+            raise SystemExit("busy")
+        return self
+
+    def __exit__(self, *exc):
+        os.unlink(self.target)
+'''
+
+PID_JOB = '''from app.pidlock import PidLock
+
+
+def main():
+    with PidLock("/var/run/sync.pid"):
+        print("working")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+HELPERS = '''import fcntl
+
+
+def exclusive(fd):
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def note(fd):
+    print("opened", fd)
+'''
+
+
+@pytest.mark.parametrize("imports, lock, expected", [
+    # the PID in the file is the lock; the flock only makes reading and writing it atomic
+    ("", "            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)", ["pid-file"]),
+    ("", "            fcntl.lockf(fd, fcntl.LOCK_EX)", ["pid-file"]),
+    # the flock taken by a project helper given the descriptor
+    ("from app.fdtools import exclusive", "            exclusive(fd)", ["pid-file"]),
+    ("from app import fdtools", "            fdtools.exclusive(fd)", ["pid-file"]),
+    # a helper given the descriptor that locks nothing: no lock is seen
+    ("from app.fdtools import note", "            note(fd)", []),
+])
+def test_pid_written_under_a_short_kernel_lock(write_tree, imports, lock, expected):
+    assert _pid_locks_held(write_tree, PID_LOCK.format(imports=imports, lock=lock)) == expected
+
+
+FLOCKED = "            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    # the PID's origin, not its name: a parameter every caller gives os.getpid()
+    ("def _try_lock(self, pid):", "def _try_lock(self, owner):", ["pid-file"]),
+    # the file's own old content written back: not this process's id
+    ("str(pid)", "str(me)", []),
+    # something else written: a marker, not a process id
+    ("os.write(fd, str(pid).encode())", 'os.write(fd, b"busy")', []),
+])
+def test_pid_lock_follows_the_value_not_its_name(write_tree, old, new, expected):
+    text = PID_LOCK.format(imports="", lock=FLOCKED).replace(old, new)
+    if new == "def _try_lock(self, owner):":
+        text = text.replace("str(pid)", "str(owner)").replace("return pid", "return owner")
+    if new == "str(me)":  # a value of the file's own: me = the old content
+        text = text.replace("os.lseek(fd, 0, os.SEEK_SET)", "me = old\n            "
+                            "os.lseek(fd, 0, os.SEEK_SET)")
+    assert _pid_locks_held(write_tree, text) == expected
+
+
+def _pid_locks_held(write_tree, pidlock: str) -> list[str]:
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "", "app/fdtools.py": HELPERS,
+        "app/pidlock.py": pidlock,
+        "jobs/sync.py": PID_JOB,
+    })
+    [job] = run_analysis(root).project.jobs
+    held = [lock for lock in job.all_locks if lock.span.path == "jobs/sync.py"]
+    assert all(lock.scope == "host" and lock.ttl_seconds is None and lock.release == "with"
+               and lock.stale_handling == "pid-check" for lock in held)
+    return [lock.kind for lock in held]
+
+
+GUARD = '''import fcntl
+import os
+
+
+class Guard:
+    def __init__(self, path, auto=True):
+        self.fh = open(path + ".flock", "w")
+        self._exclusive()
+        if auto:
+            self.start()
+
+    def _exclusive(self):
+        fcntl.flock(self.fh, fcntl.LOCK_EX)
+
+    def _unlock(self):
+{unlock}
+
+    def start(self):
+        self._unlock()
+
+    def report(self):
+        print(self.fh.name)
+'''
+
+GUARD_JOB = '''from app.guard import Guard
+
+
+def main():
+    guard = Guard("/var/run/sync", auto=False)
+    print("checking")
+    guard.{method}()
+    print("working")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("unlock, method, released_at", [
+    # a later method of the object lets go of the flock it took when made: held until there
+    ("        fcntl.flock(self.fh, fcntl.LOCK_UN)\n        self.fh.close()", "start", 7),
+    ("        self.fh.close()", "start", 7),
+    ("        os.close(self.fh.fileno())", "start", 7),
+    # a method that lets nothing go: held until the process exits
+    ("        self.fh.close()", "report", None),
+    ("        print('kept')", "start", None),
+])
+def test_a_later_method_of_the_object_lets_its_lock_go(write_tree, unlock, method, released_at):
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "", "app/guard.py": GUARD.format(unlock=unlock),
+        "jobs/sync.py": GUARD_JOB.format(method=method),
+    })
+    [job] = run_analysis(root).project.jobs
+    [lock] = [lock for lock in job.all_locks if lock.span.path == "jobs/sync.py"]
+    assert (lock.kind, lock.span.line) == ("flock", 5)
+    if released_at is None:
+        assert lock.release in ("process-exit", "none")
+    else:
+        assert (lock.release, lock.scope_lines[1]) == ("plain", released_at)

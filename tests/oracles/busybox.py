@@ -29,24 +29,24 @@ def ask(schedules: list[str]) -> list[list[str]]:
     """For each five-field schedule: the five fields as crond read them ("error" where it
     logged a parse error)."""
     with tempfile.TemporaryDirectory() as folder:
-        Path(folder, "root").write_text("".join(f"{s} true\n" for s in schedules))
+        # a last line crond always reads whole: its five fields mark the end of the answer
+        # (a skipped line prints its entry and nothing more, so silence proves nothing)
+        Path(folder, "root").write_text("".join(f"{s} true\n" for s in [*schedules, _LAST]))
         proc = subprocess.Popen([str(BUSYBOX), "crond", "-f", "-l", "0", "-L", "/dev/stderr",
                                  "-c", folder], stderr=subprocess.PIPE, text=True)
         lines: list[str] = []
-        deadline = time.monotonic() + 20
-        quiet_since = time.monotonic()
+        deadline = time.monotonic() + 60
         assert proc.stderr is not None
         while time.monotonic() < deadline:  # (crond never ends: read until all is printed)
             ready, _, _ = select.select([proc.stderr], [], [], 0.1)
             if not ready:
-                if _complete(lines, len(schedules), time.monotonic() - quiet_since):
-                    break
                 continue
             line = proc.stderr.readline()
             if not line:
                 break
             lines.append(line.rstrip("\n"))
-            quiet_since = time.monotonic()
+            if _complete(lines, len(schedules) + 1):
+                break
         proc.kill()
         proc.wait()
     answers: list[list[str]] = []
@@ -57,17 +57,19 @@ def ask(schedules: list[str]) -> list[list[str]]:
             answers[-1].append("error")
         elif answers and line and set(line) <= {"0", "1"}:
             answers[-1].append(line)
-    return answers
+    return answers[:len(schedules)]
 
 
-def _complete(lines: list[str], entries: int, quiet: float) -> bool:
-    """Every line's entry printed, and five fields after the last, or a second of silence
-    after it (a line crond skips prints its entry and nothing more)."""
+#: the line after the asked ones (see ``ask``)
+_LAST = "1 2 3 4 5"
+
+
+def _complete(lines: list[str], entries: int) -> bool:
+    """Every line's entry printed, and the last one's five fields."""
     if sum(1 for x in lines if "entry:" in x) < entries:
         return False
     last = max(i for i, x in enumerate(lines) if "entry:" in x)
-    fields = sum(1 for x in lines[last + 1:] if "parse error" in x or (x and set(x) <= {"0", "1"}))
-    return fields >= 5 or quiet > 1.0
+    return sum(1 for x in lines[last + 1:] if x and set(x) <= {"0", "1"}) >= 5
 
 
 def main() -> int:

@@ -68,6 +68,9 @@ class Unit:
     #: a method's effects on its object's lock-file paths (``self.lockfile``), for callers
     #: in other modules
     path_effects: PathEffects | None = None
+    #: a method's object's file handles (``self.fh``) whose kernel lock it lets go of
+    #: (unlocks or closes): its caller's later ``obj.release()`` ends what ``obj`` took
+    lets_go: set[str] = field(default_factory=set)
     #: how the unit retries (for a lock taken at one of its call sites too)
     retries: Retries = field(default_factory=lambda: Retries())
 

@@ -26,6 +26,7 @@ from .facts import MAIN, MODULE, PathEffects
 from .fixes import skip_when_busy, try_advisory_lock
 from .symbols import (
     PATH_HELPER,
+    PID_UNDER_HELPER,
     SQL_EXECUTES,
     SQL_HELPER,
     Attr,
@@ -361,9 +362,13 @@ class LockCalls(DbLocks):
         return lock, call, handle
 
     def _flock_unlock(self, handle, calls, after):
+        """The call that lets the kernel lock on ``handle`` go: an unlock, or closing the
+        handle (``os.close(fd)``, ``f.close()``), which drops the process's lock with it."""
         for c in calls:
             if c is after or self.line(c) < self.line(after):
                 continue
+            if handle and self._closes(c, handle) and not self._on_failure_of(c, after):
+                return c
             if self.qualified(c.func) & set(apis.KERNEL_LOCK_CALLS):
                 flags = argument(c, None, 1)
                 fd = argument(c, None, 0)
@@ -372,6 +377,46 @@ class LockCalls(DbLocks):
                         any(self.qualified(n) & apis.KERNEL_UNLOCK_FLAGS for n in [flags, *walk(flags)]):
                     return c
         return None
+
+    def _let_go_handles(self, calls) -> set[str]:
+        """The file handles whose kernel lock these calls let go of: unlocked
+        (``flock(fh, LOCK_UN)``) or closed (``fh.close()``, ``os.close(fd)``)."""
+        out = set()
+        for c in calls:
+            names = self.qualified(c.func)
+            if names & set(apis.KERNEL_LOCK_CALLS):
+                flags, fd = argument(c, None, 1), argument(c, None, 0)
+                if flags is not None and fd is not None and any(
+                        self.qualified(n) & apis.KERNEL_UNLOCK_FLAGS for n in [flags, *walk(flags)]):
+                    out.add(re.sub(r"\.fileno\(\)$", "", self.code(fd)))
+            elif "os.close" in names and c.args:
+                out.add(re.sub(r"\.fileno\(\)$", "", self.code(c.args[0].value)))
+            elif isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" and not c.args:
+                out.add(self.code(c.func.value))
+        return out
+
+    def _on_failure_of(self, node, call) -> bool:
+        """``node`` never runs after a ``call`` that succeeded: it is in a handler of a
+        ``try`` the call is in (closing the file there lets go of nothing: no lock was
+        taken)."""
+        child = node
+        for parent in self.parents(node):
+            if isinstance(parent, (cst.FunctionDef, cst.Module)):
+                return False
+            if isinstance(parent, cst.Try) and isinstance(child, cst.ExceptHandler) and (
+                    contains(parent.body, call) or
+                    any(contains(h, call) for h in parent.handlers) or
+                    parent.orelse is not None and contains(parent.orelse, call)):
+                return True  # (a handler never runs after another, nor after ``else``)
+            child = parent
+        return False
+
+    def _closes(self, c: cst.Call, handle: str) -> bool:
+        if "os.close" in self.qualified(c.func):
+            fd = argument(c, "fd", 0)
+            return fd is not None and re.sub(r"\.fileno\(\)$", "", self.code(fd)) == handle
+        return isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" and \
+            not c.args and self.code(c.func.value) == handle
 
     def _opened_path(self, handle: str, unit: Unit) -> str | None:
         """The path of ``handle = open(PATH, ...)`` (or ``with open(PATH) as handle``)."""
@@ -745,6 +790,108 @@ class LockCalls(DbLocks):
             found.append((lock, call, path))
         return found
 
+    def _pids_under_kernel_locks(self, unit: Unit, acquisitions, calls):
+        """A PID written into a file while a kernel lock on it is held, the file closed
+        before the function returns (dnf's ``ProcessLock``): the short lock only makes the
+        read-and-write atomic; the PID left in the file is the lock the caller holds. The
+        kernel lock may be a project helper's, given the handle (``semantics`` confirms)."""
+        kernel = {handle: lock for lock, _, handle in acquisitions
+                  if lock.kind in ("flock", "lockf") and handle}
+        found = []
+        for write in calls:
+            handle = self._pid_written_to(write)
+            path = self.opened.get(handle) if handle else None
+            if handle is None or path is None:
+                continue
+            closed = any(self.line(c) >= self.line(write) and self._closes(c, handle) and
+                         not self._on_failure_of(c, write) for c in calls)
+            held = kernel.get(handle)
+            helper = None
+            if held is None or held.scope_lines is None or \
+                    held.release not in ("finally", "plain") or \
+                    not held.scope_lines[0] <= self.line(write) <= held.scope_lines[1]:
+                held = None
+                helper = next((c for c in calls if self.line(c) < self.line(write) and
+                               not _stdlib(self.qualified(c.func)) and any(
+                                   self.code(a.value) == handle for a in c.args)), None)
+            if not closed or (held is None and helper is None):
+                continue
+            removal = self._removal(path, write, calls)
+            release, release_span, end = self._release_kind(removal, path, unit)
+            lock = Lock(
+                kind="pid-file", scope="host", span=self.span(write), path=path,
+                stale_handling=self._stale_handling(), blocking=False, existence_test=None,
+                atomic=True, api=self.code(write.func), try_lock=True, result_checked=True,
+                release=release, release_span=release_span,
+                scope_lines=(self.line(write), end), function=unit.name,
+                confidence=Confidence.MEDIUM)
+            if helper is not None:  # kept if the helper locks the handle it is given
+                self._symbols(unit, lock, helper, PID_UNDER_HELPER)
+            found.append((lock, write, None))
+            break  # (one lock per function: a second write is the same PID, rewritten)
+        return found
+
+    def _pid_written_to(self, c: cst.Call) -> str | None:
+        """The handle a call writes a process id to: ``os.write(fd, str(pid).encode())``,
+        ``f.write(str(os.getpid()))``."""
+        if "os.write" in self.qualified(c.func):
+            fd, data = argument(c, "fd", 0), argument(c, "data", 1)
+        elif isinstance(c.func, cst.Attribute) and c.func.attr.value == "write" and c.args:
+            fd, data = c.func.value, c.args[0].value
+        else:
+            return None
+        if fd is None or data is None or not self._pid_value(data):
+            return None
+        return re.sub(r"\.fileno\(\)$", "", self.code(fd))
+
+    def _pid_value(self, node, depth: int = 0) -> bool:
+        """Whether a value is this process's id: ``os.getpid()`` in it, a local bound to
+        one, or a parameter every call of the function in the module is given one for
+        (``_try_lock(self, pid)`` called as ``self._try_lock(os.getpid())``); a name that
+        says pid when nothing in the module tells (a caller in another module)."""
+        if "getpid" in self.code(node):
+            return True
+        if depth > 3:
+            return False
+        for name in (n for n in [node, *walk(node)] if isinstance(n, cst.Name)):
+            bound = self._local_chain(name)
+            if bound is not None:
+                if self._pid_value(bound, depth + 1):
+                    return True
+                continue
+            unit = self.unit_at(name)
+            if name.value not in unit.params or not isinstance(unit.node, cst.FunctionDef):
+                continue
+            given = self._given_for(unit, name.value)
+            if given and all(self._pid_value(v, depth + 1) for v in given):
+                return True
+            if not given and _PID_NAME.fullmatch(name.value):
+                return True
+        return False
+
+    def _given_for(self, unit: Unit, param: str) -> list:
+        """The values the module's calls of a function (``f(..)``, ``self.m(..)``) pass
+        for one of its parameters (given by position or by keyword)."""
+        method = "." in unit.name
+        short = unit.name.rsplit(".", 1)[-1]
+        at = unit.params.index(param) - (1 if method and unit.params[:1] == ("self",) else 0)
+        if at < 0:
+            return []  # self
+        given = []
+        for c in self.order:
+            if type(c) is not cst.Call:
+                continue
+            func = c.func
+            if method and not (isinstance(func, cst.Attribute) and func.attr.value == short and
+                               isinstance(func.value, cst.Name) and func.value.value == "self"):
+                continue
+            if not method and not (isinstance(func, cst.Name) and func.value == short):
+                continue
+            value = argument(c, param, at)
+            if value is not None:
+                given.append(value)
+        return given
+
     def _helper_creation(self, call: cst.Call, checks, removed: dict[str, int],
                          created_paths) -> tuple[str, bool] | None:
         """A project call given a path that is tested before it or removed after it, and
@@ -1012,6 +1159,8 @@ def _stdlib(names: set[str]) -> bool:
 
 
 #: a function that tells whether a process is alive, by its name
+#: a parameter's name that says it holds a process id (``pid``, ``my_pid``)
+_PID_NAME = re.compile(r"(?:\w+_)?pid")
 _PID_CHECKER = re.compile(r"(?i)^(pid_?exists|(is_)?process_?(alive|exists|running)|"
                           r"(is_)?pid_?(alive|running)|check_?pid)$")
 

@@ -383,6 +383,7 @@ class _ModuleAnalyser(UseSites):
                 acquisitions.append(found)
         acquisitions.extend(self._decorator_locks(unit))
         acquisitions.extend(self._lock_files(unit, nodes, calls))
+        acquisitions.extend(self._pids_under_kernel_locks(unit, acquisitions, calls))
         acquisitions = [(self._with_release_fix(lock, at, calls), at, handle)
                         for lock, at, handle in acquisitions]
         unit.locks.extend(lock for lock, _, _ in acquisitions)
@@ -392,6 +393,9 @@ class _ModuleAnalyser(UseSites):
         unit.retries = self._retries(unit)
         unit.facts.extend(derive(observed, unit.retries, self.spawn_context))
         self._mark_escapes(unit, acquisitions, nodes)
+        if unit.params[:1] == ("self",):
+            unit.lets_go = {handle for handle in self._let_go_handles(calls)
+                            if handle.startswith("self.")}
         flow = KeyFlow(self, nodes, self.helpers) if calls else None
         self._callsites(unit, nodes, calls, withs, handled | {id(at) for _, at, _ in acquisitions},
                         scan, flow)

@@ -21,6 +21,7 @@ from .facts import MODULE, ClassInfo, ModuleFacts, Unit
 from .hazards_model import Retries, derive
 from .symbols import (
     PATH_HELPER,
+    PID_UNDER_HELPER,
     SQL_HELPER,
     UNKNOWN,
     Attr,
@@ -651,6 +652,11 @@ class Semantics:
         if symbols.api == PATH_HELPER:
             made = self._made_by_helper(lock, symbols, where)
             return _inferred(made) if made is not None else None
+        if symbols.api == PID_UNDER_HELPER:
+            at = Where(where.rel, symbols.owner or where.unit, where.env)
+            if not isinstance(symbols.call, Call) or not self._locks_argument(symbols.call, at):
+                return None
+            return lock
         if symbols.api == SQL_HELPER:
             call = symbols.call
             at = Where(where.rel, symbols.owner or where.unit, where.env)
@@ -664,6 +670,24 @@ class Semantics:
                 return None
         refined = self.refine(lock, symbols, where)
         return self.confirm(refined, symbols, where) if refined is not None else None
+
+    def _locks_argument(self, call: Call, at: Where) -> bool:
+        """Whether a project function takes a kernel lock on a file it is given."""
+        for rel, name, _ in self.users_of(call, "call", at):
+            unit = self.units_of(rel).get(name)
+            if unit is None:
+                continue
+            for lock in unit.locks:
+                symbols = unit.lock_symbols.get(lock.span)
+                if symbols is None or symbols.api != "kernel" or not symbols.escapes or \
+                        not isinstance(symbols.call, Call):
+                    continue
+                fd = symbols.call.arg("fd", 0) or symbols.call.arg("file", 0)
+                if isinstance(fd, Call) and isinstance(fd.func, Attr) and fd.func.name == "fileno":
+                    fd = fd.func.base
+                if isinstance(fd, Param):
+                    return True
+        return False
 
     def _made_by_helper(self, lock: Lock, symbols: LockSymbols, where: Where) -> Lock | None:
         """A lock file whose creation is a project helper's (``make_lock(PATH)``): kept,
@@ -1117,7 +1141,53 @@ class Semantics:
                             result_checked=_checked(lock, site)
                             if lock.try_lock and handed_back and _answers(lock, inner_site)
                             else lock.result_checked))
+        return self._let_go_by_object(found, site, where)
+
+    def _let_go_by_object(self, found: list[Lock], site: CallSite, where: Where) -> list[Lock]:
+        """Kernel locks an object takes for its caller (``inst = Guard(p)``, ``self.lock()``)
+        and a later method of that object lets go of (``inst.start()`` closing or
+        unlocking one of its file handles): released there, not held on return."""
+        held = [lock for lock in found if lock.stale_handling == "kernel" and
+                lock.release in HELD_ON_RETURN]
+        if not held or not site.object_calls:
+            return found
+        made = self._object_class(site, where)
+        if made is None:
+            return found
+        for method, release, span, end, when in site.object_calls:
+            target = self.class_method(made[0], made[1], method)
+            if target is None or not self._lets_go(target) or \
+                    when is not None and not self._runs_when(when, where):
+                continue
+            return [replace(lock, release=release, release_span=span,
+                            scope_lines=(site.scope_lines[0], end))
+                    if lock in held else lock for lock in found]
         return found
+
+    def _object_class(self, site: CallSite, where: Where) -> tuple[str, str] | None:
+        """(module, class) of the object a site makes or calls a method of."""
+        callee = site.callee
+        if not isinstance(callee, Call):
+            return None
+        if isinstance(callee.func, Attr):  # x.lock(): x's class
+            kind = self.kind(callee.func.base, where)
+            if kind.startswith("instance:"):
+                rel, _, cls = kind[len("instance:"):].partition(":")
+                return rel, cls
+        return self._constructed(callee, where)
+
+    def _lets_go(self, target: tuple[str, str], depth: int = 0) -> bool:
+        """Whether a method lets go of a kernel lock on one of its object's handles, itself
+        or through the methods of its object it calls."""
+        unit = self.units_of(target[0]).get(target[1])
+        if unit is None or depth > 3:
+            return False
+        if unit.lets_go:
+            return True
+        cls = target[1].rsplit(".", 1)[0]
+        return any(self._lets_go(inner, depth + 1) for called in unit.calls
+                   if called.startswith("self.") and (inner := self.class_method(
+                       target[0], cls, called[len("self."):])) is not None)
 
     def driven_protocols(self, unit: Unit, where: Where) -> list[Lock]:
         """Lock files a function drives through an object's methods (``if not
@@ -1287,6 +1357,14 @@ class Semantics:
             return False
         found = self._driven(callee, where)
         return found is not None and found[0] == receiver and path in found[1].removes
+
+    def _runs_when(self, when: tuple[Param, bool], where: Where) -> bool:
+        """Whether code under ``if param:`` runs for the call being followed: only when the
+        argument (or the default) is known to allow it."""
+        param, negated = when
+        found = self.argument(param, where) if where.env is not None else None
+        value = self.constant(found[0], found[1]) if found is not None else None
+        return value is not None and bool(value.value) != negated
 
     def _may_run(self, site: CallSite, inner: Where) -> bool:
         """Whether a site of a function followed from a call runs for that call: not when

@@ -170,6 +170,11 @@ class CallSite:
     when: tuple[Param, bool] | None = None
     #: in a ``finally`` (or a handler of every exception): runs whatever happened before
     always: bool = False
+    #: the methods called later on the object the site made or called a method of
+    #: (``inst = Guard(p)`` ... ``inst.stop()``): (method, release, plain span, line, the
+    #: parameter an ``if`` around it tests and whether it must be false: see ``when``)
+    object_calls: tuple[tuple[str, "Release", "Span | None", int,
+                              "tuple[Param, bool] | None"], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,6 +189,9 @@ class PassedFile:
 
 #: the API of a lock file a project helper may create (``LockSymbols.api``)
 PATH_HELPER = "path-helper"
+#: the API of a PID written into a file whose handle a project helper was given to lock
+#: (dnf's ``ProcessLock`` with its flock moved into a helper)
+PID_UNDER_HELPER = "pid-under-helper"
 #: the API of SQL text handed to a project helper that may execute it (``run(cur, SQL)``)
 SQL_HELPER = "sql-helper"
 #: methods that run SQL text (``execute_sql``: peewee)

@@ -58,6 +58,10 @@ class UseSites(LockCalls, Hazards):
         if lock.kind in ("redis-key", "cache-key") and lock.release == "none" and \
                 self._returned(at, nodes):
             return True  # "did I get it": the caller holds the key, and deletes it
+        if lock.kind in ("pid-file", "lock-file", "lock-dir") and lock.release == "none" and \
+                lock.path is not None and lock.path.startswith("self.") and \
+                unit.params[:1] == ("self",):
+            return True  # the instance's lock file, left for its user (and __exit__) to remove
         if handle and lock.release in ("process-exit", "none"):
             if handle in unit.params or self._iterated_param(at, handle, unit):
                 return True  # the caller's file object(s): the caller holds the lock
@@ -141,11 +145,44 @@ class UseSites(LockCalls, Hazards):
                             files.append(PassedFile(name, path, self._dropped(unit, call, name)))
                 self._site(unit, scan, call, value, "call", (self.line(call), self.unit_end(unit)),
                            "process-exit", handle=self._assigned_to(call),
-                           handle_releases=tuple(releases), files=tuple(files))
+                           handle_releases=tuple(releases), files=tuple(files),
+                           object_calls=self._object_calls(unit, call, calls))
+
+    def _object_calls(self, unit: Unit, call: cst.Call, calls):
+        """The methods called after ``call`` on the object it made (``x = Guard()``) or
+        called a method of (``self.lock()``, ``x.lock()``)."""
+        func = call.func
+        receiver = self.code(func.value) if isinstance(func, cst.Attribute) else \
+            self._assigned_to(call)
+        if not receiver:
+            return ()
+        out = []
+        for c in calls:
+            if self.line(c) > self.line(call) and isinstance(c.func, cst.Attribute) and \
+                    self.code(c.func.value) == receiver:
+                release, span, end = self._release_kind(c, None, unit)
+                out.append((c.func.attr.value, release, span, end, self._param_condition(c, unit)))
+        return tuple(out)
+
+    def _param_condition(self, node, unit: Unit) -> tuple[Param, bool] | None:
+        """The parameter an ``if`` anywhere around the node tests (``if auto:`` ... ``if
+        ok:`` ... node), and whether it must be false for the node to run."""
+        child = node
+        for parent in self.parents(node):
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return None
+            if isinstance(parent, cst.If) and child in (parent.body, parent.orelse):
+                test, negated = parent.test, child is parent.orelse
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, not negated
+                if isinstance(test, cst.Name) and test.value in unit.params:
+                    return Param(test.value), negated
+            child = parent
+        return None
 
     def _site(self, unit: Unit, scan, node, callee, use, scope, release, release_span=None,
               handle=None, handle_releases=(), result_used: bool | None = None,
-              files=()) -> None:
+              files=(), object_calls=()) -> None:
         if callee is UNKNOWN:
             return
         called = type(node) is cst.Call
@@ -156,7 +193,7 @@ class UseSites(LockCalls, Hazards):
             callee, use, self.span(node), scope, release, release_span,
             self._observe(unit, scan, node, handle, scope),
             call=call if isinstance(call, Call) else None, handle_releases=handle_releases,
-            arg_origins=origins, files=files,
+            arg_origins=origins, files=files, object_calls=object_calls,
             result_used=result_used if result_used is not None else
             not called or self._result_checked(node),
             silenced=called and self._silently_caught(node), when=self._run_when(node, unit),
