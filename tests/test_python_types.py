@@ -198,3 +198,53 @@ def test_a_helper_locking_one_of_the_callers_files_is_held_by_the_caller(write_t
     assert [(lock.kind, lock.span.path, lock.release) for lock in job.all_locks] == [
         ("flock", "jobs/sync.py", "with")]
     assert not [f for f in analysis.findings if f.rule == "JOB101"]
+
+
+STAR_LOCK = '''import fcntl
+
+
+class FileLock:
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        self.fh = open(self.path, "w")
+        fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
+'''
+
+
+@pytest.mark.parametrize("imports, use", [
+    # a package that re-exports its modules whole (``from .filelock import *``)
+    ("from app import locks", "locks.FileLock(locks.LOCK_PATH)"),
+    ("from app.locks import FileLock, LOCK_PATH", "FileLock(LOCK_PATH)"),
+    ("import app.locks as L", "L.FileLock(L.LOCK_PATH)"),
+])
+def test_a_package_star_re_export_gives_the_lock(write_tree, imports, use):
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "",
+        "app/locks/__init__.py": "from .filelock import *\nfrom app.locks.paths import *\n",
+        "app/locks/filelock.py": STAR_LOCK,
+        "app/locks/paths.py": 'LOCK_PATH = "/var/run/sync.lock"\n',
+        "jobs/sync.py": f'{imports}\n\n\ndef main():\n    with {use}:\n        print("w")\n\n\n'
+                        'if __name__ == "__main__":\n    main()\n',
+    })
+    [job] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.span.path, lock.path) for lock in job.all_locks] == \
+        [("flock", "jobs/sync.py", "/var/run/sync.lock")]
+
+
+def test_a_star_import_cycle_ends(write_tree):
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "", "app/a.py": "from app.b import *\n",
+        "app/b.py": "from app.a import *\n",
+        "jobs/sync.py": 'from app import a\n\n\ndef main():\n    with a.Missing("/x"):\n'
+                        '        print("w")\n\n\nif __name__ == "__main__":\n    main()\n',
+    })
+    [job] = run_analysis(root).project.jobs
+    assert not job.all_locks

@@ -93,6 +93,8 @@ class ModuleFacts:
     bindings: dict[str, Value] = field(default_factory=dict)
     #: what the module imports: local name -> dotted name as written (``.locks.take``)
     imports: dict[str, str] = field(default_factory=dict)
+    #: the modules it re-exports whole (``from .utils import *``), dotted as written
+    star_imports: list[str] = field(default_factory=list)
     error: ParseError | None = None
     has_main: bool = False
     too_large: bool = False  # generated code, usually: skipped unless a job runs it

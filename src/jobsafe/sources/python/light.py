@@ -45,6 +45,8 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
                     facts.imports[head] = head
         elif isinstance(node, ast.ImportFrom):
             base = "." * node.level + (node.module or "")
+            if any(alias.name == "*" for alias in node.names):
+                facts.star_imports.append(base)
             for alias in node.names:
                 if alias.name != "*":
                     joined = f"{base}.{alias.name}" if not base.endswith(".") else \

@@ -231,6 +231,7 @@ class _ModuleAnalyser(UseSites):
         and imports, each class's attributes, and each unit's locals, returns and the names
         it calls (``semantics`` resolves them across the tree)."""
         self.facts.imports = dict(self.aliases)
+        self.facts.star_imports = list(self.star_imports)
         module_unit = units[0]
         for stmt in self.module.body:
             for target, value in _assignments(stmt):

@@ -47,6 +47,7 @@ class _Collector(cst.CSTVisitor):
         self.by_unit: dict[int, list[cst.CSTNode]] = {}  # id(unit node) -> nodes
         self.parent: dict[int, cst.CSTNode] = {}
         self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
+        self.star_imports: list[str] = []  # modules imported whole: ``from x import *``
         self._stack: list[cst.CSTNode] = []
         self._path: list[cst.CSTNode] = []
 
@@ -88,9 +89,11 @@ class _Collector(cst.CSTVisitor):
                     root = name.split(".")[0]
                     self.aliases[root] = root
             return
-        if isinstance(node.names, cst.ImportStar):
-            return
         base = "." * len(node.relative) + (dotted(node.module) if node.module else "")
+        if isinstance(node.names, cst.ImportStar):
+            if not self._stack:  # (Python allows it at module level only)
+                self.star_imports.append(base)
+            return
         for alias in node.names:
             name = dotted(alias.name)
             local = dotted(alias.asname.name) if alias.asname is not None else name
@@ -128,6 +131,7 @@ class ModuleBase:
         collector = _Collector()
         module.visit(collector)
         self.order = collector.order
+        self.star_imports = collector.star_imports
         self.by_unit = collector.by_unit
         self._parent = ParentMap(collector.parent)
         self.aliases = collector.aliases

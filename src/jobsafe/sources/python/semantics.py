@@ -464,6 +464,10 @@ class Semantics:
             return self.constant(facts.bindings[name], Where(rel), depth + 1)
         if name in facts.imports:
             return self.constant(Imported(facts.imports[name]), Where(rel), depth + 1)
+        for module in self._star_modules(rel, facts):
+            found = self._named_constant(module, name, depth + 1) if depth < _MAX_DEPTH else None
+            if found is not None:
+                return found
         return None
 
     def _timedelta(self, call: Call, where: Where, depth: int) -> Const | None:
@@ -513,7 +517,20 @@ class Semantics:
             return self.kind(facts.bindings[name], Where(rel), depth + 1)
         if name in facts.imports:
             return self._imported(facts.imports[name], Where(rel), depth + 1)
+        for module in self._star_modules(rel, facts) if depth < _MAX_DEPTH else ():
+            kind = self._global(module, name, depth + 1)  # from .utils import *
+            if kind != UNKNOWN_KIND:
+                return kind
         return UNKNOWN_KIND
+
+    def _star_modules(self, rel: str, facts: ModuleFacts) -> list[str]:
+        """The tree's modules a module re-exports whole (``from .utils import *``)."""
+        out = []
+        for dotted in facts.star_imports:
+            found = self.resolve_dotted(rel, dotted)
+            if found is not None and not found[1] and found[0] != rel:
+                out.append(found[0])
+        return out
 
     def _attribute(self, base: str, name: str, depth: int) -> str:
         if base.startswith("module:"):
