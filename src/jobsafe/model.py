@@ -26,7 +26,8 @@ Applicability = Literal["safe", "unsafe"]
 #: how far a lock reaches: the process that takes it, the host, every host
 LockScope = Literal["process", "host", "cluster"]
 #: how a scheduler reads a schedule (``Schedule.dialect``)
-ScheduleDialect = Literal["debian", "supercronic", "busybox", "systemd", "celery", "apscheduler",
+ScheduleDialect = Literal["debian", "cronie", "supercronic", "busybox", "systemd", "celery",
+                          "apscheduler",
                           "huey", "kubernetes", "github"]
 #: what frees a lock whose holder died or hung
 StaleHandling = Literal[

@@ -268,13 +268,14 @@ class CronAssembly(Step):
         names: list[tuple[str | None, Span]] = [*src.installs] or [
             (parts[-1] if in_cron_d else None, first)]
         # cron skips a cron.d file whose every installed name breaks its naming rule (JOB110)
-        ignored = None if any(name is None or cron_d_name_ok(name) for name, _ in names) else \
+        ignored = None if any(name is None or cron_d_name_ok(name, src.dialect)
+                              for name, _ in names) else \
             NeverRuns("file-skipped", f"cron ignores /etc/cron.d/{names[0][0]} (its name)")
         # Debian's cron drops a last line without a newline; the runners' parsers read it
-        last = result.last_entry_unterminated if src.dialect == "debian" else None
+        last = result.last_entry_unterminated if src.dialect in ("debian", "cronie") else None
         refused = next(((e.span.line, e.never_runs.text) for e in result.entries
                         if e.never_runs is not None and e.never_runs.why == "refused"), None)
-        if refused is not None and not system and src.dialect == "debian":
+        if refused is not None and not system and src.dialect in ("debian", "cronie"):
             # `crontab FILE` refuses the whole file (supercronic's reader says so itself)
             for entry in result.entries:
                 if entry.never_runs is None:
@@ -290,7 +291,7 @@ class CronAssembly(Step):
         for i, (name, where) in enumerate(names):
             self.project.cron_files.append(CronFile(
                 where, name, last if i == 0 else None, bool(result.entries), result.end_of_file,
-                name_ignored=name is not None and not cron_d_name_ok(name),
+                name_ignored=name is not None and not cron_d_name_ok(name, src.dialect),
                 confidence=src.confidence))
 
     def _compose_written(self, f: SourceFile, text: str) -> None:

@@ -695,6 +695,12 @@ class DstSensitiveSchedule(Rule):
                 what = prose(supercronic_cron.dst_words(
                     sched.timezone, bool(set(sched.fire_minutes) & skipped),
                     bool(set(sched.fire_minutes) & repeated)))
+            elif sched.dialect == "cronie" and sched.timezone:
+                # cronie reads a CRON_TZ entry's time in that zone each minute (cron.c
+                # find_jobs): every instant whose local time matches
+                shifted = skipped | repeated
+                what = prose(_every_match("cronie", bool(set(sched.fire_minutes) & skipped),
+                                          bool(set(sched.fire_minutes) & repeated)))
             elif job.source == "cron" and sched.cron and sched.cron.split()[0].startswith("*"):
                 # Debian's cron: a minute field beginning with `*` makes a wildcard entry,
                 # which is not caught up after the spring change and runs in both of the
@@ -729,17 +735,9 @@ class DstSensitiveSchedule(Rule):
                     "first of the two")
             else:  # a CronJob: robfig/cron fires at every instant whose local time matches
                 shifted = skipped | repeated
-                in_spring = bool(set(sched.fire_minutes) & skipped)
-                in_autumn = bool(set(sched.fire_minutes) & repeated)
-                what = prose(
-                    "a time the spring change skips and the autumn change repeats: the "
-                    "CronJob controller does not start the job on the spring day and starts "
-                    "it twice, an hour apart, on the autumn day"
-                    if in_spring and in_autumn else
-                    "a time the spring change skips: the CronJob controller does not start "
-                    "the job that day" if in_spring else
-                    "a time the autumn change repeats: the CronJob controller starts the job "
-                    "twice that day, an hour apart")
+                what = prose(_every_match("the CronJob controller",
+                                          bool(set(sched.fire_minutes) & skipped),
+                                          bool(set(sched.fire_minutes) & repeated)))
             hits = sorted(set(sched.fire_minutes) & shifted) if shifted else []
             if not hits:
                 continue
@@ -755,6 +753,19 @@ class DstSensitiveSchedule(Rule):
 _SCHEDULER_NAMES = {"k8s": "Kubernetes", "systemd": "systemd", "gha": "GitHub Actions",
                     "celery": "Celery beat",
                     "apscheduler": "APScheduler", "huey": "Huey"}
+
+
+def _every_match(runner: str, in_spring: bool, in_autumn: bool) -> str:
+    """What a runner that fires at every instant whose local time matches does on the
+    change days (a CronJob with ``timeZone``, a cronie entry under ``CRON_TZ``)."""
+    if in_spring and in_autumn:
+        return (f"a time the spring change skips and the autumn change repeats: {runner} "
+                f"does not start the job on the spring day and starts it twice, an hour "
+                f"apart, on the autumn day")
+    if in_spring:
+        return f"a time the spring change skips: {runner} does not start the job that day"
+    return (f"a time the autumn change repeats: {runner} starts the job twice that day, an "
+            f"hour apart")
 
 
 class ScheduleNeverRuns(Rule):

@@ -8,13 +8,14 @@ A file supercronic runs is read as supercronic reads it (``supercronic_cron``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .. import busybox_cron, supercronic_cron
+from .. import busybox_cron, cronie_cron, supercronic_cron
 from ..debian_cron import MACROS as DEBIAN_MACROS
-from ..debian_cron import read_fields
+from ..debian_cron import DebianReading, read_fields
 from ..model import NeverRuns, ParseError, Schedule, ScheduleDialect, Span
 from ..schedule import cron_schedule, cron_schedule_or_never, expand_macro
 from ..timespec import ScheduleError
@@ -23,7 +24,7 @@ from .shell import Locator
 #: how a crontab file is read: as Debian's cron reads it, as supercronic does (its own
 #: dialect), or leniently, as the libraries jobsafe computes with read it (a file another
 #: container runner reads: go-crond, busybox's crond)
-CrontabDialect = Literal["debian", "supercronic", "busybox", "lenient"]
+CrontabDialect = Literal["debian", "cronie", "supercronic", "busybox", "lenient"]
 
 _ENV = re.compile(r"""^\s*(?P<q>['"]?)(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P=q)\s*=\s*(?P<value>.*)$""")
 _FIELD_CHARS = re.compile(r"^[0-9A-Za-z*,/\-#LW?]+$")
@@ -59,7 +60,13 @@ class CrontabResult:
     refused: tuple[int, str] | None = None
 
 
-def cron_d_name_ok(name: str) -> bool:
+def cron_d_name_ok(name: str, dialect: CrontabDialect = "debian") -> bool:
+    """Whether the daemon reads a file of this name in ``/etc/cron.d``: Debian's cron only
+    names of letters, digits, ``_`` and ``-`` (run-parts' rule); cronie every name except
+    hidden ones, ``#...``, ``...~`` and rpm's leftovers (database.c not_a_crontab)."""
+    if dialect == "cronie":
+        return not name.startswith((".", "#")) and \
+            not name.endswith(("~", ".rpmsave", ".rpmorig", ".rpmnew"))
     return _CRON_D_NAME.match(name) is not None
 
 
@@ -155,7 +162,6 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
         return _parse_supercronic(path, text, line_base, env)
     if dialect == "busybox":
         return _parse_busybox(path, text, line_base, env)
-    debian = dialect == "debian"
     result = CrontabResult()
     env = dict(env or {})
     lines = text.split("\n")
@@ -165,8 +171,9 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        first = stripped[0]
-        if first not in "@*0123456789":
+        # (cronie: a "-" first runs the entry without logging it, `~` is a random value)
+        first = stripped[1:2] if dialect == "cronie" and stripped[0] == "-" else stripped[0]
+        if first not in "@*0123456789~":
             m = _ENV.match(line)
             if m:
                 value = m.group("value").strip()
@@ -178,7 +185,7 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
                 Span(path, lineno, 1, lineno, len(line) + 1),
                 f"not a crontab entry or environment setting: {stripped[:60]!r}"))
             continue
-        entry = _parse_entry(path, line, lineno, system, env, result, debian)
+        entry = _parse_entry(path, line, lineno, system, env, result, dialect)
         if entry is not None:
             result.entries.append(entry)
             last_entry_line = index
@@ -190,14 +197,30 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
     return result
 
 
-def _dialect(debian: bool) -> tuple[ScheduleDialect | None, str | None]:
-    """(dialect, runtime) of a schedule: Debian's cron, whose daylight-saving handling the
-    arithmetic follows (schedule.DST_RUNTIMES), or a container runner's (neither)."""
-    return ("debian", "cron") if debian else (None, None)
+def _dialect(dialect: CrontabDialect, env: dict[str, str]
+             ) -> tuple[ScheduleDialect | None, str | None]:
+    """(dialect, runtime) of a schedule: Debian's cron or cronie, whose daylight-saving
+    handling the arithmetic follows (schedule.DST_RUNTIMES), or a container runner's
+    (neither). cronie runs a ``CRON_TZ`` entry at every minute whose time in that zone
+    matches (cron.c find_jobs: none in a skipped hour, two in a repeated one)."""
+    if dialect == "cronie":
+        return "cronie", "every-match" if env.get("CRON_TZ") else "cron"
+    return ("debian", "cron") if dialect == "debian" else (None, None)
 
 
-def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEntry | None:
+#: how each strict daemon reads the five time fields, and its name in messages
+_READERS: dict[str, tuple[Callable[[list[str]], DebianReading | cronie_cron.CronieReading],
+                          str]] = {"debian": (read_fields, "Debian's cron"),
+                                   "cronie": (cronie_cron.read_fields, "cronie")}
+
+
+def _parse_entry(path, line, lineno, system, env, result,
+                 dialect: CrontabDialect = "debian") -> CronEntry | None:
     never: NeverRuns | None = None
+    debian = dialect in _READERS  # (a strict daemon: fields split at spaces and tabs)
+    reader, daemon = _READERS.get(dialect, (None, ""))
+    if dialect == "cronie" and line.lstrip(" \t").startswith("-"):
+        line = line.replace("-", " ", 1)  # "-" first: cronie does not log the run
     stripped = line.lstrip()
     indent = len(line) - len(stripped)
     line_span = Span(path, lineno, indent + 1, lineno, len(line.rstrip()) + 1)
@@ -213,14 +236,14 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
             error(f"unknown schedule macro {split[0][0] if split else stripped!r}")
             return None
         if debian and split[0][0] not in DEBIAN_MACROS:  # "@Daily": Debian reads no capitals
-            never = NeverRuns("refused", f"Debian's cron refuses `{split[0][0]}` (its macros "
+            never = NeverRuns("refused", f"{daemon} refuses `{split[0][0]}` (its macros "
                                          f"are lower case)")
         fields, rest = split
         text = fields[0]
         if expr is None:
             schedule = Schedule(text=text, kind="reboot", timezone=env.get("CRON_TZ"))
         else:
-            schedule = cron_schedule(text, expr, env.get("CRON_TZ"), *_dialect(debian))
+            schedule = cron_schedule(text, expr, env.get("CRON_TZ"), *_dialect(dialect, env))
     else:
         split = _split_fields(line, 5, debian)
         if split is None:
@@ -228,13 +251,17 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
             return None
         fields, rest = split
         expr = " ".join(fields)
-        reading = read_fields(fields) if debian else None
+        reading = reader(fields) if reader is not None else None
+        if reading is not None and reading.expression is not None and dialect == "cronie" and \
+                line[rest:].lstrip(" \t").startswith("*"):
+            reading = cronie_cron.CronieReading(  # (entry.c: "catch a common typo")
+                refused="a sixth field starts with `*` where the command (or user) should")
         if reading is not None and reading.expression is None:
             # Debian's cron refuses the line, or accepts it and never runs it
             meant = _split_fields(line, 5)  # (a no-break space: the fields as they look)
             if meant is not None and meant[0] != fields:
                 expr = " ".join(meant[0])
-            text = f"Debian's cron refuses `{expr}`: {reading.refused}" if reading.refused \
+            text = f"{daemon} refuses `{expr}`: {reading.refused}" if reading.refused \
                 else f"{reading.never}"
             never = NeverRuns("refused" if reading.refused else "never-matches",
                               _visible(text))
@@ -248,7 +275,7 @@ def _parse_entry(path, line, lineno, system, env, result, debian=True) -> CronEn
             try:
                 schedule, never = cron_schedule_or_never(
                     expr, reading.expression if reading and reading.expression else expr,
-                    env.get("CRON_TZ"), *_dialect(debian))
+                    env.get("CRON_TZ"), *_dialect(dialect, env))
             except ScheduleError as exc:
                 error(f"invalid schedule {expr!r}: {exc}")
                 return None
@@ -298,7 +325,7 @@ def _parse_busybox(path: str, text: str, line_base: int,
             env[m.group("name")] = m.group("value").strip()  # (crond reads MAILTO only)
             continue
         if stripped.startswith("@"):
-            entry = _parse_entry(path, raw, lineno, False, env, result, False)
+            entry = _parse_entry(path, raw, lineno, False, env, result, "lenient")
             if entry is not None:
                 result.entries.append(entry)
             continue

@@ -109,6 +109,8 @@ class CopyHint:
     reinstalled: bool = False
     #: the runner that reads it is supercronic
     supercronic: bool = False
+    #: the image's cron daemon is cronie (see ``runs_cronie``)
+    cronie: bool = False
 
     def landing(self, workdir: str) -> tuple[str, bool]:
         """Where the copy lands in the image (a relative destination from ``workdir``), and
@@ -119,17 +121,40 @@ class CopyHint:
 
     @property
     def dialect(self) -> CrontabDialect:
-        """How the file is read: by supercronic, by busybox's crond (``/etc/crontabs``),
-        by another runner leniently, else as Debian's cron reads it."""
-        return file_dialect(self.supercronic, self.runner, self.dest)
+        """How the file is read: by supercronic, by another runner leniently, by cronie
+        when the image runs it, by busybox's crond (``/etc/crontabs``), else as Debian's
+        cron reads it."""
+        return file_dialect(self.supercronic, self.runner, self.dest, self.cronie)
 
 
-def file_dialect(supercronic: bool, runner: bool, dest: str | None) -> CrontabDialect:
+def file_dialect(supercronic: bool, runner: bool, dest: str | None,
+                 cronie: bool = False) -> CrontabDialect:
     """The dialect of a crontab file: supercronic's when supercronic reads it, lenient when
-    another runner does, busybox's crond's in ``/etc/crontabs`` (Alpine's), Debian's cron's
-    otherwise."""
-    return "supercronic" if supercronic else "lenient" if runner else \
+    another runner does, cronie's when the image's daemon is cronie, busybox's crond's in
+    ``/etc/crontabs`` (Alpine's), Debian's cron's otherwise."""
+    return "supercronic" if supercronic else "lenient" if runner else "cronie" if cronie else \
         "busybox" if dest is not None and dest.startswith("/etc/crontabs/") else "debian"
+
+
+#: base images of the RPM family, whose cron daemon is cronie
+_CRONIE_IMAGES = re.compile(r"(?:^|/)(?:fedora|centos|rockylinux|almalinux|ubi\d*(?:-\w+)?|"
+                            r"amazonlinux|oraclelinux|opensuse/\w+|rhel\d*)(?:[:@]|$)", re.I)
+#: a package manager installing cronie (``dnf install -y cronie``, ``apk add cronie``)
+_CRONIE_INSTALL = re.compile(r"\b(?:dnf|yum|microdnf|zypper|apk)\b[^;&|]*?\b(?:install|add|in)"
+                             r"\b[^;&|]*?(?<![\w-])cronie(?![\w-])")
+
+
+def runs_cronie(text: str) -> bool:
+    """Whether an image's cron daemon is cronie: the Dockerfile installs the ``cronie``
+    package, or its last stage starts from an RPM-family image (Fedora, RHEL's UBI, Rocky,
+    AlmaLinux, CentOS, Amazon Linux, Oracle Linux, openSUSE)."""
+    base = None
+    for _, _, instruction, args in _instructions(text):
+        if instruction == "FROM" and args.split():
+            base = next((w for w in args.split() if not w.startswith("--")), None)
+        elif instruction == "RUN" and _CRONIE_INSTALL.search(args.replace("\\\n", " ")):
+            return True
+    return base is not None and _CRONIE_IMAGES.search(base) is not None
 
 
 @dataclass
@@ -208,9 +233,11 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
         elif instruction == "RUN" and not args.lstrip().startswith("["):
             result.entries.extend(written_crontab_lines(path, line, column, args,
                                                         result.runner_files, workdir,
-                                                        result.supercronic_files))
+                                                        result.supercronic_files,
+                                                        runs_cronie(text)))
     result.context_copies = copies
     folders = is_folder or (lambda source: False)
+    cronie = runs_cronie(text)
 
     def copied(hint: CopyHint, at: str, source: str, file: str) -> str | None:
         # a folder copied whole (`COPY . /app`, `COPY docker/cron /etc/cron`) is followed to
@@ -231,7 +258,7 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
             elif any(copied(hint, at, source, f) is not None
                      for f in result.installed for source in hint.sources):
                 hint = replace(hint, reinstalled=True)
-            result.copies.append(hint)
+            result.copies.append(replace(hint, cronie=cronie))
             continue
         sources = list(dict.fromkeys(
             found for source in hint.sources for file in result.runner_files
@@ -287,10 +314,12 @@ def _copy(line: int, column: int, args: str) -> CopyHint | None:
 
 def written_crontab_lines(path: str, line: int, column: int, args: str,
                           runner_files: Sequence[str] = (), workdir: str = "/",
-                          supercronic_files: Sequence[str] = ()) -> list[CronEntry]:
+                          supercronic_files: Sequence[str] = (),
+                          cronie: bool = False) -> list[CronEntry]:
     """Crontab lines a command writes — a Dockerfile's RUN, a compose service's command
     (``echo … >> /etc/crontab``, ``… | crontab -``, or into a file a cron runner reads: a
-    user crontab; ``supercronic_files``: those of them supercronic reads)."""
+    user crontab; ``supercronic_files``: those of them supercronic reads; ``cronie``: the
+    image's cron daemon is cronie)."""
     script = parse_script(args)
     locate = Locator(path, args, line, column)
     piped_to_crontab = re.search(r"\|\s*crontab\b", args) is not None
@@ -311,7 +340,8 @@ def written_crontab_lines(path: str, line: int, column: int, args: str,
             content = content.replace("\\n", "\n")
         system = target is not None and is_system_destination(target)
         sub = locate.span(words[0].start, words[0].end)
-        dialect = file_dialect(target in supercronic_files, target in runner_files, target)
+        dialect = file_dialect(target in supercronic_files, target in runner_files, target,
+                               cronie)
         parsed = parse_crontab(path, content, system, dialect=dialect)
         for entry in parsed.entries:
             entry.span = locate.span(cmd.start, cmd.end)

@@ -1,0 +1,7 @@
+#define CRON_ALLOW "/etc/cron.allow"
+#define CRON_DENY "/etc/cron.deny"
+#define SPOOL_DIR "/var/spool/cron"
+#define SYS_CROND_DIR "/etc/cron.d"
+#define SYSCRONTAB "/etc/crontab"
+#define CRON_HOSTNAME ".cron.hostname"
+#define PIDDIR "/run/"
