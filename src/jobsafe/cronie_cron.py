@@ -15,16 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .cron_names import MONTH_NAMES, WEEKDAY_NAMES
+from .debian_cron import FIELDS
 
-#: field name, lowest and highest value, names (cronie's DowNames end with Sunday again)
-FIELDS = (
-    ("minute", 0, 59, ()),
-    ("hour", 0, 23, ()),
-    ("day-of-month", 1, 31, ()),
-    ("month", 1, 12, MONTH_NAMES),
-    ("day-of-week", 0, 7, WEEKDAY_NAMES),
-)
+__all__ = ["FIELDS", "CronieReading", "FieldReading", "read_field", "read_fields"]
 
 _WORD = re.compile(r"[A-Za-z0-9]*")  # what get_number collects (isalnum, C locale)
 _SEPARATORS = ",\t\n "

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from .cron_names import MONTH_NAMES, WEEKDAY_NAMES
 
-#: field name, lowest and highest value, names
-_FIELDS = (
+#: field name, lowest and highest value, names (cronie reads the same five: cronie_cron)
+FIELDS = (
     ("minute", 0, 59, ()),
     ("hour", 0, 23, ()),
     ("day-of-month", 1, 31, ()),
@@ -47,15 +47,15 @@ def read_fields(fields: list[str]) -> DebianReading:
     """Debian's reading of five time fields."""
     values: list[set[int] | None] = []  # None: "*"
     written: list[str] = []
-    for text, (name, lo, hi, names) in zip(fields, _FIELDS):
+    for text, (name, lo, hi, names) in zip(fields, FIELDS):
         parsed = _field(text, lo, hi, names)
         if isinstance(parsed, str):
             return DebianReading(refused=f"bad {name} ({parsed})")
         values.append(parsed[0])
         written.append(parsed[1])
     minutes, hours, dom, months, dow = values
-    for got, (name, *_), text in zip((minutes, hours, months), (_FIELDS[0], _FIELDS[1],
-                                                                _FIELDS[3]),
+    for got, (name, *_), text in zip((minutes, hours, months), (FIELDS[0], FIELDS[1],
+                                                                FIELDS[3]),
                                      (fields[0], fields[1], fields[3])):
         if got is not None and not got:
             return DebianReading(never=f"its {name} field `{text}` matches nothing "
