@@ -16,20 +16,20 @@ _SIZES = [(0, 60), (0, 24), (1, 31), (1, 12), (0, 8)]
 
 
 def _agrees(schedule: str, answer: str) -> bool:
-    """jobsafe's reading of a line's five fields is cronie's: refused where it refused,
-    else the same values in every field (a ``~`` item: cronie's pick among jobsafe's)."""
+    """jobsafe's reading of the line ``SCHEDULE true`` is cronie's: refused where it refused
+    (the crontab reader's verdict), else the same values in every field (a ``~`` item:
+    cronie's pick among jobsafe's)."""
     line = schedule.lstrip(" \t")
-    line = line[1:] if line.startswith("-") else line  # "-": run without logging
-    words = [w for w in re.split(r"[ \t]+", line) if w]
-    if line.startswith("@") or len(words) < 5:
-        return True  # (macros and short lines: the crontab reader's, tested below)
+    if answer == "env" or line.startswith("@"):
+        return True  # (environment lines and macros: the crontab reader's own tests)
+    result = parse_crontab("crontab", f"{schedule} true\n", system=False, dialect="cronie")
+    refused = not result.entries or result.entries[0].never_runs is not None and \
+        result.entries[0].never_runs.why == "refused"
+    words = [w for w in re.split(r"[ \t]+", line.removeprefix("-")) if w]
     readings = [read_field(text, lo, hi, names) for text, (_, lo, hi, names)
                 in zip(words, FIELDS)]
-    refused = any(r.error for r in readings) or (len(words) > 5 and words[5].startswith("*"))
-    if answer in ("error", "env"):
-        # a `~` range past the field's end: refused when the pick lands past it
-        return refused or any(r.random and max(r.possible) == hi
-                              for r, (_, _, hi, _) in zip(readings, FIELDS))
+    if answer == "error":  # (a `~` pick may land out of bounds: refused that time)
+        return refused or any(r.may_refuse for r in readings)
     if refused:
         return False
     for index, (reading, bits) in enumerate(zip(readings, answer.split())):

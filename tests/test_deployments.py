@@ -1,6 +1,9 @@
 """Deployment front ends: workloads and their copies, volumes, claims and host mounts."""
 import pytest
 
+from jobsafe.analysis import analyse
+from jobsafe.config import Settings
+from jobsafe.rules import all_rules
 from jobsafe.sources.compose import compose_services
 from jobsafe.sources.dockerfile import runner_files, serial_runner_files
 from jobsafe.sources.kubernetes import Catalog, classify_claim, workloads
@@ -514,12 +517,14 @@ def test_a_charts_time_zone_value(write_tree, value, refused):
     assert bool(found) == refused
 
 
+@pytest.mark.parametrize("from_parent", [False, True])
 @pytest.mark.parametrize("remote, linked", [
     ("https://github.com/pterodactyl/panel.git", True),
     ("git@github.com:pterodactyl/panel.git", True),
     ("https://github.com/someone/else.git", False),
 ])
-def test_a_root_dockerfiles_image_named_after_the_repository(write_tree, remote, linked):
+def test_a_root_dockerfiles_image_named_after_the_repository(write_tree, monkeypatch, remote,
+                                                             linked, from_parent):
     """pterodactyl's panel: the root Dockerfile installs the crontab, compose runs
     ``ghcr.io/pterodactyl/panel`` — the repository's own image, by the name of its remote."""
     root = write_tree({
@@ -530,5 +535,37 @@ def test_a_root_dockerfiles_image_named_after_the_repository(write_tree, remote,
                                       "    image: ghcr.io/pterodactyl/panel:latest\n",
         ".git/config": f"[core]\n\tbare = false\n[remote \"origin\"]\n\turl = {remote}\n"
                        "\tfetch = +refs/heads/*:refs/remotes/origin/*\n"})
-    jobs = [j for j in run_analysis(root).project.jobs if j.source == "cron"]
+    if from_parent:  # `jobsafe check panel/` from the folder above: the same links
+        monkeypatch.chdir(root.parent)
+        project = analyse([root.name], Settings(), sorted(all_rules())).project
+    else:
+        project = run_analysis(root).project
+    jobs = [j for j in project.jobs if j.source == "cron"]
     assert jobs and all((j.workload is not None) == linked for j in jobs)
+
+
+@pytest.mark.parametrize("entrypoint, linked", [
+    ("/cron.sh", True),                # the script the image starts crond with
+    ("[\"/cron.sh\"]", True),
+    ("sh /cron.sh", True),
+    ("/entrypoint.sh", False),         # copied in too, but it starts no cron daemon
+])
+def test_a_service_running_the_script_an_image_starts_crond_with(write_tree, entrypoint,
+                                                                 linked):
+    """nextcloud's images: each variant's Dockerfile copies ``*.sh`` to ``/`` and installs
+    a crontab; compose runs the published image with ``entrypoint: /cron.sh``, the copied
+    script that execs busybox's crond: that service runs the image's crontab."""
+    root = write_tree({
+        "31/apache/Dockerfile": "FROM php:8.3-apache\n"
+                                "RUN echo '*/5 * * * * php -f /var/www/html/cron.php' > "
+                                "/var/spool/cron/crontabs/www-data\n"
+                                "COPY *.sh upgrade.exclude /\nCMD [\"apache2-foreground\"]\n",
+        "31/apache/cron.sh": "#!/bin/sh\nset -eu\nexec busybox crond -f -L /dev/stdout\n",
+        "31/apache/entrypoint.sh": "#!/bin/sh\nexec \"$@\"\n",
+        "31/apache/upgrade.exclude": "/config/\n",
+        "stack.yml": f"services:\n  cron:\n    image: nextcloud\n    entrypoint: {entrypoint}\n",
+    })
+    [job] = [j for j in run_analysis(root).project.jobs if j.source == "cron"]
+    assert (job.workload is not None) == linked
+    if linked:
+        assert (job.workload.name, job.workload.confidence.value) == ("cron", "medium")

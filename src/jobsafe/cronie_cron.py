@@ -32,6 +32,8 @@ class FieldReading:
     #: the values it may set (an item with ``~``: every value it may pick)
     possible: frozenset[int] = frozenset()
     random: bool = False
+    #: a ``~`` range reaching past the field's bounds: refused when the pick lands there
+    may_refuse: bool = False
     error: str | None = None
 
 
@@ -100,22 +102,24 @@ def read_field(text: str, lo: int, hi: int, names: tuple[str, ...]) -> FieldRead
     pos = 0
     values: set[int] = set()
     possible: set[int] = set()
-    random = False
+    random = may_refuse = False
     while True:
         item = _range(line, pos, lo, hi, names)
         if isinstance(item, str):
             return FieldReading(error=item)
-        pos, separator, got, could, picked = item
+        pos, separator, got, could, picked, beyond = item
         values |= got
         possible |= could
         random |= picked
+        may_refuse |= beyond
         if separator != ",":
-            return FieldReading(frozenset(values), frozenset(possible), random)
+            return FieldReading(frozenset(values), frozenset(possible), random, may_refuse)
 
 
 def _range(line: str, pos: int, lo: int, hi: int, names: tuple[str, ...]):
     """get_range: (position after the separator, the separator, values set, values it may
-    set, whether picked at random), or why cronie refuses the item."""
+    set, whether picked at random, whether the pick may fall out of bounds), or why cronie
+    refuses the item."""
     state, step, low, high = "start", 1, lo, hi
     random = False
     while state != "finish":
@@ -189,7 +193,7 @@ def _range(line: str, pos: int, lo: int, hi: int, names: tuple[str, ...]):
         could = set(range(max(low, lo), min(high, hi) + 1))
         if not could:
             return "a `~` range out of the field's bounds"
-        return pos, separator, {min(could)}, could, True
+        return pos, separator, {min(could)}, could, True, low < lo or high > hi
     values = set()
     i = low
     while i <= high:
@@ -197,7 +201,7 @@ def _range(line: str, pos: int, lo: int, hi: int, names: tuple[str, ...]):
             return f"{i} is out of range"
         values.add(i)
         i = _int32(i + step)
-    return pos, separator, values, values, False
+    return pos, separator, values, values, False, False
 
 
 def _number(line: str, pos: int, lo: int, names: tuple[str, ...]) -> tuple[int, int] | None:

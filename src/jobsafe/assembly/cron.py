@@ -1,6 +1,7 @@
 """Crontabs, cron.d files and the crontab lines Dockerfiles write or copy."""
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -31,6 +32,7 @@ from ..sources.dockerfile import (
 )
 from ..sources.shell import SHELLS
 from ..sources.supervisor import looks_like_supervisor, supervisor_programs
+from ..sources.workloads import runs_cron_daemon
 from ..sources.yamlfile import YamlError, load_documents
 from .context import Step
 
@@ -62,6 +64,10 @@ class CronImages:
     installed_by: dict[str, list[str]] = field(default_factory=dict)
     #: display paths of Dockerfiles that install cron jobs
     dockerfiles: set[str] = field(default_factory=set)
+    #: display path of a Dockerfile -> container paths of the scripts it copies in that
+    #: start a cron daemon (``COPY *.sh /`` puts ``cron.sh``, ``exec busybox crond -f``, at
+    #: ``/cron.sh``): a container running one runs that image's crontab
+    daemon_scripts: dict[str, set[str]] = field(default_factory=dict)
 
 
 #: the folders Debian's /etc/crontab hands run-parts, and when (anacron, when installed,
@@ -185,7 +191,9 @@ class CronAssembly(Step):
         result = parse_dockerfile(f.display, text, found, serial, supercronic,
                                   is_folder=partial(self._is_folder, base))
         for hint, workdir in result.context_copies:
-            self._place(base, hint, workdir)
+            for path, rel in self._place(base, hint, workdir):
+                if runs_cron_daemon(self.read(self.tree.files[rel], report=False)):
+                    self.images.daemon_scripts.setdefault(f.display, set()).add(path)
         for entry in result.entries:
             self._add_cron_job(f.display, entry, base)
             self.images.dockerfiles.add(f.display)
@@ -219,20 +227,36 @@ class CronAssembly(Step):
                 return True
         return False
 
-    def _place(self, base: str, hint: CopyHint, workdir: str) -> None:
+    def _place(self, base: str, hint: CopyHint, workdir: str) -> list[tuple[str, str]]:
         """Tell the tree where a COPY puts context files in the image, so that a command
-        naming the container path finds the file (``COPY run.sh /usr/bin/run-job``)."""
+        naming the container path finds the file (``COPY run.sh /usr/bin/run-job``); the
+        (container path, tree path) of each file copied by name or pattern."""
         dest, folder = hint.landing(workdir)
+        placed = []
         for src in hint.sources:
             rel = os.path.normpath(os.path.join(base, src.lstrip("/"))).lstrip("/")
             rel = "" if rel == "." else rel
-            if rel in self.tree.files:
-                path = f"{dest}/{rel.rsplit('/', 1)[-1]}" if folder else dest
-                self.tree.place_file(path, self.tree.files[rel])
+            matched = [rel] if rel in self.tree.files else self._matching(rel)
+            if matched:
+                for one in matched:
+                    path = f"{dest.rstrip('/')}/{one.rsplit('/', 1)[-1]}" \
+                        if folder or len(matched) > 1 else dest
+                    self.tree.place_file(path, self.tree.files[one])
+                    placed.append((os.path.normpath(path), one))
             elif src.endswith("/") or src in (".", "./") or any(
                     r.startswith(rel + "/") for r in self.tree.files) or rel == "":
                 # a folder: its content lands under dest (COPY . /var/www/html)
                 self.tree.place_folder(dest, rel)
+        return placed
+
+    def _matching(self, pattern: str) -> list[str]:
+        """The files of one folder a COPY source's wildcards name (``*.sh``)."""
+        if not any(c in pattern for c in "*?["):
+            return []
+        folder, _, name = pattern.rpartition("/")
+        prefix = f"{folder}/" if folder else ""
+        return sorted(r for r in self.tree.files if r.startswith(prefix) and "/" not in
+                      r[len(prefix):] and fnmatch.fnmatchcase(r[len(prefix):], name))
 
     def _context_files(self, base: str, src: str) -> list[str]:
         """Tree files a COPY source names (the Dockerfile's folder is the build context)."""
@@ -242,6 +266,8 @@ class CronAssembly(Step):
             rel = "" if rel == "." else rel
             if rel in self.tree.files:
                 return [rel]
+            if self._matching(rel):
+                return self._matching(rel)
             prefix = rel.rstrip("/") + "/"
             inside = sorted(r for r in self.tree.files if r.startswith(prefix) and "/" not in r[len(prefix):])
             if inside:

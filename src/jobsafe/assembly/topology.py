@@ -239,6 +239,11 @@ class TopologyAssembly(Step):
         return [(w, c, linked) for w, c, linked in found if linked is not None]
 
     @cached_property
+    def _tree_paths(self) -> dict[str, str]:
+        """Display path -> the file's path in the analysed tree."""
+        return {f.display: f.rel for f in self.discovery.files}
+
+    @cached_property
     def _repository_names(self) -> frozenset[str]:
         """What the repository's image is likely named after: the tree's folder and, in a
         git checkout, the repository its ``origin`` remote names (``…/panel.git``)."""
@@ -260,12 +265,15 @@ class TopologyAssembly(Step):
         """Whether the container's image is built from ``dockerfile``: certainly when the
         manifest names its build; by the image's name matching the Dockerfile's folder or
         suffix (a name: low); as the only crontab-installing image in the tree run by a cron
-        daemon (medium); None when not."""
+        daemon, or by running the script that image copies in to start its cron daemon
+        (medium); None when not."""
         if container.dockerfile is not None:
             return Confidence.HIGH if container.dockerfile == dockerfile else None
         if not container.image:
             return None
-        folder, name = os.path.split(dockerfile)
+        # (its place in the tree, not its display path: run from a parent folder, a root
+        # Dockerfile's display path has folders)
+        folder, name = os.path.split(self._tree_paths.get(dockerfile, dockerfile))
         names = {os.path.basename(folder) if folder else "", *(() if folder else
                                                                 self._repository_names)}
         names |= {name.split(".", 1)[1]} if "." in name else set()
@@ -273,6 +281,11 @@ class TopologyAssembly(Step):
             return Confidence.LOW
         if runs_cron_daemon(container.command) and len(self.images.dockerfiles) == 1:
             return Confidence.MEDIUM
+        scripts = self.images.daemon_scripts.get(dockerfile, set())
+        if container.command and scripts and any(
+                os.path.normpath(word) in scripts
+                for word in re.findall(r"[^\s'\"\[\],]+", container.command)):
+            return Confidence.MEDIUM  # it runs the script that image starts crond with
         return None
 
     def _mount(self, path: str, volume: Volume,

@@ -172,7 +172,8 @@ def parse_crontab(path: str, text: str, system: bool, line_base: int = 0,
         if not stripped or stripped.startswith("#"):
             continue
         # (cronie: a "-" first runs the entry without logging it, `~` is a random value)
-        first = stripped[1:2] if dialect == "cronie" and stripped[0] == "-" else stripped[0]
+        first = stripped[1:].lstrip(" \t")[:1] if dialect == "cronie" and stripped[0] == "-" \
+            else stripped[0]
         if first not in "@*0123456789~":
             m = _ENV.match(line)
             if m:
@@ -219,8 +220,14 @@ def _parse_entry(path, line, lineno, system, env, result,
     never: NeverRuns | None = None
     debian = dialect in _READERS  # (a strict daemon: fields split at spaces and tabs)
     reader, daemon = _READERS.get(dialect, (None, ""))
+    refusal: NeverRuns | None = None  # (cronie's, of what surrounds the time fields)
     if dialect == "cronie" and line.lstrip(" \t").startswith("-"):
-        line = line.replace("-", " ", 1)  # "-" first: cronie does not log the run
+        # "-" first: cronie does not log the run (the time fields right after it)
+        if line.lstrip(" \t")[1:2] in ("", " ", "\t"):
+            refusal = NeverRuns("refused", "cronie refuses a line whose leading `-` is "
+                                           "followed by a blank (it reads the time fields "
+                                           "right after it)")
+        line = line.replace("-", " ", 1)
     stripped = line.lstrip()
     indent = len(line) - len(stripped)
     line_span = Span(path, lineno, indent + 1, lineno, len(line.rstrip()) + 1)
@@ -291,6 +298,10 @@ def _parse_entry(path, line, lineno, system, env, result,
             return None
         user = split[0][0]
         rest += split[1]
+    if dialect == "cronie":
+        refusal = refusal or _cronie_options(line[rest:])
+        never = refusal if refusal is not None and (never is None or never.why != "refused") \
+            else never
     command, columns = _command_columns(line, rest)
     if not command:
         error("crontab entry has no command")
@@ -298,6 +309,20 @@ def _parse_entry(path, line, lineno, system, env, result,
     locator = Locator(path, command, lineno, columns[0], columns)
     return CronEntry(Span(path, lineno, indent + 1, lineno, schedule_end + 1), schedule, user,
                      command, locator, dict(env), never)
+
+
+def _cronie_options(command: str) -> NeverRuns | None:
+    """cronie reads a command that starts with ``-`` as its options (entry.c): ``-n`` (mail
+    only on failure) once, followed by a blank; anything else refuses the line."""
+    text = command.lstrip(" \t")
+    seen = False
+    while text.startswith("-"):
+        if text[1:2] != "n" or seen or text[2:3] not in (" ", "\t"):
+            return NeverRuns("refused", f"cronie reads `{text.split()[0][:20]}` before the "
+                                        f"command as an option it does not know")
+        seen, text = True, text[2:].lstrip(" \t")
+    return None if text.strip() else NeverRuns("refused", "cronie finds no command after its "
+                                                          "options")
 
 
 #: the longest line supercronic reads (bufio.Scanner's token limit, in bytes)
