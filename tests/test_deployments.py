@@ -569,3 +569,31 @@ def test_a_service_running_the_script_an_image_starts_crond_with(write_tree, ent
     assert (job.workload is not None) == linked
     if linked:
         assert (job.workload.name, job.workload.confidence.value) == ("cron", "medium")
+
+
+@pytest.mark.parametrize("image, linked", [
+    ("registry.example.com/tools/workorder-worker:latest", True),  # repository-suffix
+    ("registry.example.com/tools/worker:1.2", True),
+    ("registry.example.com/tools/other-worker:latest", False),
+])
+def test_a_crontab_copied_with_its_folder_and_installed_by_crontab_file(write_tree, image,
+                                                                       linked):
+    """workorder's worker image: ``COPY /src/app/worker .`` then ``RUN crontab
+    /app/worker/crontab`` (a user crontab), run by the Deployment of the image named after
+    the repository and the Containerfile's suffix."""
+    root = write_tree({
+        "deploy/container/Containerfile.worker":
+            "FROM python:3.12\nRUN apt-get update && apt-get install -y cron\n"
+            "WORKDIR /app/worker\nCOPY /src/app/worker .\nRUN crontab /app/worker/crontab\n"
+            "CMD [\"./entry.sh\"]\n",
+        "src/app/worker/crontab": "0 5 * * * /usr/local/bin/python3 /app/worker/main.py\n",
+        "src/app/worker/main.py": "print('work')\n",
+        "src/app/worker/entry.sh": "#!/bin/sh\ncron -f\n",
+        "deploy/k8s/manifest.yaml": "kind: Deployment\napiVersion: apps/v1\nmetadata:\n"
+                                    "  name: worker\nspec:\n  replicas: 1\n  template:\n"
+                                    "    spec:\n      containers:\n        - name: w\n"
+                                    f"          image: \"{image}\"\n",
+        ".git/config": "[remote \"origin\"]\n\turl = https://github.com/x/workorder.git\n"})
+    [job] = [j for j in run_analysis(root).project.jobs if j.source == "cron"]
+    assert job.user is None and job.command.startswith("/usr/local/bin/python3")
+    assert (job.workload is not None) == linked

@@ -276,7 +276,11 @@ class TopologyAssembly(Step):
         folder, name = os.path.split(self._tree_paths.get(dockerfile, dockerfile))
         names = {os.path.basename(folder) if folder else "", *(() if folder else
                                                                 self._repository_names)}
-        names |= {name.split(".", 1)[1]} if "." in name else set()
+        # an image of several (Containerfile.worker, docker/worker/Dockerfile): "worker",
+        # or after the repository, "workorder-worker"
+        part = name.split(".", 1)[1] if "." in name else os.path.basename(folder)
+        if part:
+            names |= {part, *(f"{repo}-{part}" for repo in self._repository_names)}
         if image_name(container.image) in names:
             return Confidence.LOW
         if runs_cron_daemon(container.command) and len(self.images.dockerfiles) == 1:

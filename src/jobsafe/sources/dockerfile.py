@@ -270,6 +270,13 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
         if sources:
             result.copies.append(CopyHint(hint.line, hint.column, sources, hint.dest, True,
                                           waits, supercronic=read_by_supercronic))
+        installed = list(dict.fromkeys(  # copied anywhere, then `crontab FILE`: a user crontab
+            found for source in hint.sources for file in result.installed
+            if (found := _copied_as(hint, at, source, file, folders)) is not None
+            and found not in sources))
+        if installed:
+            result.copies.append(CopyHint(hint.line, hint.column, installed, hint.dest,
+                                          cronie=cronie))
     return result
 
 
