@@ -259,7 +259,7 @@ def _parse_entry(path, line, lineno, system, env, result,
         fields, rest = split
         expr = " ".join(fields)
         reading = reader(fields) if reader is not None else None
-        if reading is not None and reading.expression is not None and dialect == "cronie" and \
+        if reading is not None and reading.refused is None and dialect == "cronie" and \
                 line[rest:].lstrip(" \t").startswith("*"):
             reading = cronie_cron.CronieReading(  # (entry.c: "catch a common typo")
                 refused="a sixth field starts with `*` where the command (or user) should")
