@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...model import CodeFact, Lock, ParseError, Span, StaleHandling
+from ...model import CodeFact, Lock, ParseError, Release, Span, StaleHandling
 from .hazards_model import Retries
-from .symbols import CallSite, LockSymbols, Value
+from .symbols import CallSite, LockSymbols, Param, Value
 
 MODULE = "<module>"
 MAIN = "<main>"
@@ -68,6 +68,12 @@ class Unit:
     #: a method's effects on its object's lock-file paths (``self.lockfile``), for callers
     #: in other modules
     path_effects: PathEffects | None = None
+    #: the methods called on each object the unit names (``inst.stop()``): object as
+    #: written -> (line, method, release, plain release's span, last line held, the
+    #: parameter an ``if`` around it tests and whether it must be false)
+    object_calls: dict[str, list[tuple[int, str, Release, Span | None, int,
+                                       tuple[Param, bool] | None]]] = \
+        field(default_factory=dict)
     #: a method's object's file handles (``self.fh``) whose kernel lock it lets go of
     #: (unlocks or closes): its caller's later ``obj.release()`` ends what ``obj`` took
     lets_go: set[str] = field(default_factory=set)

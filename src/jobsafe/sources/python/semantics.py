@@ -1166,12 +1166,13 @@ class Semantics:
         unlocking one of its file handles): released there, not held on return."""
         held = [lock for lock in found if lock.stale_handling == "kernel" and
                 lock.release in HELD_ON_RETURN]
-        if not held or not site.object_calls:
-            return found
-        made = self._object_class(site, where)
+        unit = self.unit(where) if held and site.receiver is not None else None
+        later = [c for c in unit.object_calls.get(site.receiver or "", ())
+                 if c[0] > site.span.line] if unit is not None else []
+        made = self._object_class(site, where) if later else None
         if made is None:
             return found
-        for method, release, span, end, when in site.object_calls:
+        for _, method, release, span, end, when in later:
             target = self.class_method(made[0], made[1], method)
             if target is None or not self._lets_go(target) or \
                     when is not None and not self._runs_when(when, where):

@@ -170,11 +170,9 @@ class CallSite:
     when: tuple[Param, bool] | None = None
     #: in a ``finally`` (or a handler of every exception): runs whatever happened before
     always: bool = False
-    #: the methods called later on the object the site made or called a method of
-    #: (``inst = Guard(p)`` ... ``inst.stop()``): (method, release, plain span, line, the
-    #: parameter an ``if`` around it tests and whether it must be false: see ``when``)
-    object_calls: tuple[tuple[str, "Release", "Span | None", int,
-                              "tuple[Param, bool] | None"], ...] = ()
+    #: the object the site makes or calls a method of (``inst = Guard(p)``, ``self.lock()``),
+    #: as written: its later method calls are the unit's ``object_calls``
+    receiver: str | None = None
 
 
 @dataclass(frozen=True)

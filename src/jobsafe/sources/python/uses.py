@@ -146,23 +146,26 @@ class UseSites(LockCalls, Hazards):
                 self._site(unit, scan, call, value, "call", (self.line(call), self.unit_end(unit)),
                            "process-exit", handle=self._assigned_to(call),
                            handle_releases=tuple(releases), files=tuple(files),
-                           object_calls=self._object_calls(unit, call, calls))
+                           receiver=self._object_of(unit, call, calls))
 
-    def _object_calls(self, unit: Unit, call: cst.Call, calls):
-        """The methods called after ``call`` on the object it made (``x = Guard()``) or
-        called a method of (``self.lock()``, ``x.lock()``)."""
+    def _object_of(self, unit: Unit, call: cst.Call, calls) -> str | None:
+        """The object a call makes (``x = Guard()``) or calls a method of (``self.lock()``,
+        ``x.lock()``), when the unit calls methods on it later (``Unit.object_calls``)."""
         func = call.func
         receiver = self.code(func.value) if isinstance(func, cst.Attribute) else \
             self._assigned_to(call)
         if not receiver:
-            return ()
-        out = []
-        for c in calls:
-            if self.line(c) > self.line(call) and isinstance(c.func, cst.Attribute) and \
-                    self.code(c.func.value) == receiver:
-                release, span, end = self._release_kind(c, None, unit)
-                out.append((c.func.attr.value, release, span, end, self._param_condition(c, unit)))
-        return tuple(out)
+            return None
+        if not unit.object_calls and calls:  # (once per unit: linear in its calls)
+            for c in calls:
+                if isinstance(c.func, cst.Attribute) and \
+                        isinstance(c.func.value, (cst.Name, cst.Attribute)):
+                    release, span, end = self._release_kind(c, None, unit)
+                    unit.object_calls.setdefault(self.code(c.func.value), []).append(
+                        (self.line(c), c.func.attr.value, release, span, end,
+                         self._param_condition(c, unit)))
+            unit.object_calls.setdefault("", [])  # (computed)
+        return receiver if receiver in unit.object_calls else None
 
     def _param_condition(self, node, unit: Unit) -> tuple[Param, bool] | None:
         """The parameter an ``if`` anywhere around the node tests (``if auto:`` ... ``if
@@ -182,7 +185,7 @@ class UseSites(LockCalls, Hazards):
 
     def _site(self, unit: Unit, scan, node, callee, use, scope, release, release_span=None,
               handle=None, handle_releases=(), result_used: bool | None = None,
-              files=(), object_calls=()) -> None:
+              files=(), receiver: str | None = None) -> None:
         if callee is UNKNOWN:
             return
         called = type(node) is cst.Call
@@ -193,7 +196,7 @@ class UseSites(LockCalls, Hazards):
             callee, use, self.span(node), scope, release, release_span,
             self._observe(unit, scan, node, handle, scope),
             call=call if isinstance(call, Call) else None, handle_releases=handle_releases,
-            arg_origins=origins, files=files, object_calls=object_calls,
+            arg_origins=origins, files=files, receiver=receiver,
             result_used=result_used if result_used is not None else
             not called or self._result_checked(node),
             silenced=called and self._silently_caught(node), when=self._run_when(node, unit),
