@@ -156,15 +156,15 @@ class UseSites(LockCalls, Hazards):
             self._assigned_to(call)
         if not receiver:
             return None
-        if not unit.object_calls and calls:  # (once per unit: linear in its calls)
-            for c in calls:
-                if isinstance(c.func, cst.Attribute) and \
-                        isinstance(c.func.value, (cst.Name, cst.Attribute)):
-                    release, span, end = self._release_kind(c, None, unit)
-                    unit.object_calls.setdefault(self.code(c.func.value), []).append(
-                        (self.line(c), c.func.attr.value, release, span, end,
-                         self._param_condition(c, unit)))
-            unit.object_calls.setdefault("", [])  # (computed)
+        seen = self._objects_seen.setdefault(id(unit), set())
+        if receiver not in seen:  # (once per object and unit: linear in its calls)
+            seen.add(receiver)
+            later = [c for c in calls if isinstance(c.func, cst.Attribute) and
+                     self.line(c) > self.line(call) and self.code(c.func.value) == receiver]
+            if later:
+                unit.object_calls[receiver] = [
+                    (self.line(c), c.func.attr.value, *self._release_kind(c, None, unit),
+                     self._param_condition(c, unit)) for c in later]
         return receiver if receiver in unit.object_calls else None
 
     def _param_condition(self, node, unit: Unit) -> tuple[Param, bool] | None:
