@@ -152,7 +152,7 @@ class UseSites(LockCalls, Hazards):
         """The object a call makes (``x = Guard()``) or calls a method of (``self.lock()``,
         ``x.lock()``), when the unit calls methods on it later (``Unit.object_calls``)."""
         func = call.func
-        receiver = self.code(func.value) if isinstance(func, cst.Attribute) else \
+        receiver = _object_name(func.value) if isinstance(func, cst.Attribute) else \
             self._assigned_to(call)
         if not receiver:
             return None
@@ -160,7 +160,7 @@ class UseSites(LockCalls, Hazards):
         if receiver not in seen:  # (once per object and unit: linear in its calls)
             seen.add(receiver)
             later = [c for c in calls if isinstance(c.func, cst.Attribute) and
-                     self.line(c) > self.line(call) and self.code(c.func.value) == receiver]
+                     _object_name(c.func.value) == receiver and self.line(c) > self.line(call)]
             if later:
                 unit.object_calls[receiver] = [
                     (self.line(c), c.func.attr.value, *self._release_kind(c, None, unit),
@@ -217,3 +217,13 @@ class UseSites(LockCalls, Hazards):
                 return None
             child = parent
         return None
+
+
+def _object_name(node) -> str | None:
+    """An object named by a name or an attribute of one (``inst``, ``self.guard``), as
+    written; None for anything else (read without rendering code: this runs per call)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        return f"{node.value.value}.{node.attr.value}"
+    return None
