@@ -281,3 +281,19 @@ def test_extensionless_python_script_reaching_a_lock_class(write_tree):
     assert not analysis.project.internal_errors
     job = next(j for j in analysis.project.jobs if j.id.startswith("systemd"))
     assert [(lock.kind, lock.path) for lock in job.all_locks] == [("flock", "/var/lock/gc.lock")]
+
+
+def test_the_code_read_gets_no_warnings_of_python_about_it(recwarn):
+    """An invalid escape in the analysed code is the user's business: CPython's warning
+    about it must not reach jobsafe's output (``light`` and the settings reader too)."""
+    import warnings
+
+    from jobsafe.sources.python.django_settings import cache_backends
+    from jobsafe.sources.python.light import light_facts
+
+    warnings.simplefilter("always")
+    text = 'import re\nPATTERN = re.compile("\\s+")\nCACHES = {}\n'
+    assert light_facts("m.py", text) is not None
+    assert cache_backends([text]) == {}
+    assert not [w for w in recwarn if issubclass(w.category, (DeprecationWarning,
+                                                              SyntaxWarning))]

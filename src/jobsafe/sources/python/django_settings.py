@@ -11,6 +11,7 @@ import posixpath
 from collections.abc import Iterable
 
 from ...model import LockScope
+from .light import python_parse
 
 #: backends (by their class name) whose entries do not leave the process or the host;
 #: ``DummyCache`` stores nothing, so each ``add`` succeeds: it keeps out no other run
@@ -34,7 +35,7 @@ def cache_backends(texts: Iterable[str]) -> dict[str, list[str | None]]:
     found: dict[str, list[str | None]] = {}
     for text in texts:
         try:
-            tree = ast.parse(text)
+            tree = python_parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in tree.body:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import warnings
 
 from .facts import ClassInfo, ModuleFacts
 from .symbols import TYPING_WORDS, UNKNOWN, Attr, BinOp, Call, Const, Global, Imported, Value
@@ -28,10 +29,18 @@ def needs_full_parse(text: str) -> bool:
     return any(word in text for word in CLIENT_WORDS)
 
 
+def python_parse(text: str) -> ast.Module:
+    """CPython's own parser, without the warnings it prints about the code it reads
+    (``invalid escape sequence``: the user's code, not jobsafe's)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text)
+
+
 def light_facts(display: str, text: str) -> ModuleFacts | None:
     """The module's imports, constants and classes; None when Python cannot parse it."""
     try:
-        tree = ast.parse(text)
+        tree = python_parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     facts = ModuleFacts(display)

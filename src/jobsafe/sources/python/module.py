@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from dataclasses import replace
 
 import libcst as cst
@@ -22,6 +21,7 @@ from .facts import MAIN, MODULE, ONCE_UNITS, ClassInfo, ModuleFacts, Unit
 from .fixes import release_in_finally
 from .hazards_model import derive
 from .idempotency import KeyFlow, helper_origins, key_facts
+from .light import python_parse
 from .schedulers import scheduled_calls
 from .symbolize import parameters
 from .symbols import BinOp, Call, Either
@@ -48,7 +48,7 @@ def parse_module(path: str, text: str) -> ModuleFacts:
         if _JINJA.search(text):
             return facts  # a template that renders to Python (Jinja, cookiecutter): skip
         try:
-            _python_parse(text)
+            python_parse(text)
             message = (f"not analysed: libcst cannot parse this module although Python can "
                        f"({exc.message})")
         except (SyntaxError, RecursionError, MemoryError, ValueError):
@@ -92,13 +92,6 @@ def _newest_grammar() -> cst.PartialParserConfig:
 _GRAMMAR = _newest_grammar()
 
 
-def _python_parse(text: str) -> ast.Module:
-    """CPython's own parser, without the warnings it prints about the code it reads."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(text)
-
-
 def _too_complex(text: str) -> str | None:
     """Why the module cannot be given to libcst safely, or None."""
     depth = deepest = 0
@@ -108,7 +101,7 @@ def _too_complex(text: str) -> str | None:
     if len(text) < _GUARD_BYTES and deepest < 100:
         return None
     try:
-        tree = _python_parse(text)
+        tree = python_parse(text)
     except SyntaxError:
         # newer syntax than this Python's (PEP 695 generics on 3.11), or a real error:
         # libcst, with the newest grammar, decides; only the depth is unknown
