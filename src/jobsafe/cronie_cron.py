@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .debian_cron import FIELDS
+from .cron_names import FIELDS
 
 __all__ = ["FIELDS", "CronieReading", "FieldReading", "read_field", "read_fields"]
 

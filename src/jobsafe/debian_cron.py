@@ -16,16 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .cron_names import MONTH_NAMES, WEEKDAY_NAMES
+from .cron_names import FIELDS
 
-#: field name, lowest and highest value, names (cronie reads the same five: cronie_cron)
-FIELDS = (
-    ("minute", 0, 59, ()),
-    ("hour", 0, 23, ()),
-    ("day-of-month", 1, 31, ()),
-    ("month", 1, 12, MONTH_NAMES),
-    ("day-of-week", 0, 7, WEEKDAY_NAMES),
-)
 #: the macros Debian's cron knows, exactly as it spells them
 MACROS = ("@reboot", "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight",
           "@hourly")

@@ -12,16 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .cron_names import MONTH_NAMES, WEEKDAY_NAMES
-
-#: field name, lowest and highest value, names (cron-constants.ts)
-_FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
-    ("minute", 0, 59, ()),
-    ("hour", 0, 23, ()),
-    ("day-of-month", 1, 31, ()),
-    ("month", 1, 12, MONTH_NAMES),
-    ("day-of-week", 0, 6, WEEKDAY_NAMES),
-)
+from .cron_names import FIELDS_WEEK_0_6
 
 
 def refusal(cron: str) -> str | None:
@@ -30,7 +21,7 @@ def refusal(cron: str) -> str | None:
     if len(parts) != 5:
         return f"a schedule has five fields separated by spaces, not {len(parts)}" \
             if not cron.startswith("@") else "an `@` macro, which it does not read"
-    for text, (name, lo, hi, names) in zip(parts, _FIELDS):
+    for text, (name, lo, hi, names) in zip(parts, FIELDS_WEEK_0_6):
         if not _part_ok(text, lo, hi, names, True):
             return f"its {name} field `{text}` is not valid"
     return None

@@ -13,18 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cron_names import MONTH_NAMES, WEEKDAY_NAMES
+from .cron_names import FIELDS_WEEK_0_6
 from .schedule import cron_firings
 from .timespec import ScheduleError
 
-#: field name, lowest and highest value, names (robfig/cron's ``bounds``)
-_FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
-    ("minute", 0, 59, ()),
-    ("hour", 0, 23, ()),
-    ("day-of-month", 1, 31, ()),
-    ("month", 1, 12, MONTH_NAMES),
-    ("day-of-week", 0, 6, WEEKDAY_NAMES),
-)
 #: robfig/cron's descriptors, exactly as spelled (``@every D`` is read elsewhere)
 DESCRIPTORS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
                "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
@@ -75,12 +67,12 @@ def read_schedule(spec: str) -> RobfigReading:
     if len(fields) != 5:
         return RobfigReading(refused=f"expected exactly 5 fields, found {len(fields)}")
     values: list[tuple[frozenset[int], bool]] = []
-    for text, (_, lo, hi, names) in zip(fields, _FIELDS):
+    for text, (_, lo, hi, names) in zip(fields, FIELDS_WEEK_0_6):
         parsed = _field(text, lo, hi, names)
         if isinstance(parsed, str):
             return RobfigReading(refused=parsed)
         values.append(parsed)
-    for (got, _), (name, *_), text in zip(values, _FIELDS, fields):
+    for (got, _), (name, *_), text in zip(values, FIELDS_WEEK_0_6, fields):
         if not got and name not in ("day-of-month", "day-of-week"):
             return RobfigReading(never=f"its {name} field `{text}` matches nothing")
     (dom, dom_any), (dow, dow_any) = values[2], values[4]
@@ -88,7 +80,7 @@ def read_schedule(spec: str) -> RobfigReading:
         which = "day-of-month" if not dom else "day-of-week"
         return RobfigReading(never=f"its {which} field matches nothing")
     written = [_written(got, star, name, lo, hi) for (got, star), (name, lo, hi, _) in
-               zip(values, _FIELDS)]
+               zip(values, FIELDS_WEEK_0_6)]
     if not dom or not dow:  # either day matches: the empty field never does
         written[2 if not dom else 4] = "*"
     return RobfigReading(expression=" ".join(written))

@@ -33,22 +33,25 @@ def ask(schedules: list[str]) -> list[list[str]]:
         # (a skipped line prints its entry and nothing more, so silence proves nothing)
         Path(folder, "root").write_text("".join(f"{s} true\n" for s in [*schedules, _LAST]))
         proc = subprocess.Popen([str(BUSYBOX), "crond", "-f", "-l", "0", "-L", "/dev/stderr",
-                                 "-c", folder], stderr=subprocess.PIPE, text=True)
-        lines: list[str] = []
-        deadline = time.monotonic() + 60
+                                 "-c", folder], stderr=subprocess.PIPE)
         assert proc.stderr is not None
+        fd = proc.stderr.fileno()
+        received = b""
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # (crond never ends: read until all is printed)
-            ready, _, _ = select.select([proc.stderr], [], [], 0.1)
+            # (raw reads: a buffered readline leaves lines where select cannot see them)
+            ready, _, _ = select.select([fd], [], [], 0.1)
             if not ready:
                 continue
-            line = proc.stderr.readline()
-            if not line:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
                 break
-            lines.append(line.rstrip("\n"))
-            if _complete(lines, len(schedules) + 1):
+            received += chunk
+            if _complete(received.decode(errors="replace").split("\n"), len(schedules) + 1):
                 break
         proc.kill()
         proc.wait()
+        lines = received.decode(errors="replace").split("\n")
     answers: list[list[str]] = []
     for line in lines:
         if "entry:" in line:

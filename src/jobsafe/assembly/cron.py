@@ -266,8 +266,8 @@ class CronAssembly(Step):
             rel = "" if rel == "." else rel
             if rel in self.tree.files:
                 return [rel]
-            if self._matching(rel):
-                return self._matching(rel)
+            if matched := self._matching(rel):
+                return matched
             prefix = rel.rstrip("/") + "/"
             inside = sorted(r for r in self.tree.files if r.startswith(prefix) and "/" not in r[len(prefix):])
             if inside:

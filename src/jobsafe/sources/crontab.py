@@ -218,7 +218,7 @@ _READERS: dict[str, tuple[Callable[[list[str]], DebianReading | cronie_cron.Cron
 def _parse_entry(path, line, lineno, system, env, result,
                  dialect: CrontabDialect = "debian") -> CronEntry | None:
     never: NeverRuns | None = None
-    debian = dialect in _READERS  # (a strict daemon: fields split at spaces and tabs)
+    strict = dialect in _READERS  # (a daemon's own reader: fields split at spaces and tabs)
     reader, daemon = _READERS.get(dialect, (None, ""))
     refusal: NeverRuns | None = None  # (cronie's, of what surrounds the time fields)
     if dialect == "cronie" and line.lstrip(" \t").startswith("-"):
@@ -236,13 +236,13 @@ def _parse_entry(path, line, lineno, system, env, result,
         result.errors.append(ParseError(line_span, message))
 
     if stripped.startswith("@"):
-        split = _split_fields(line, 1, debian)
+        split = _split_fields(line, 1, strict)
         macro = split[0][0].lower() if split else ""
         expr = expand_macro(macro)
         if split is None or (expr is None and macro != "@reboot"):
             error(f"unknown schedule macro {split[0][0] if split else stripped!r}")
             return None
-        if debian and split[0][0] not in DEBIAN_MACROS:  # "@Daily": Debian reads no capitals
+        if strict and split[0][0] not in DEBIAN_MACROS:  # "@Daily": Debian reads no capitals
             never = NeverRuns("refused", f"{daemon} refuses `{split[0][0]}` (its macros "
                                          f"are lower case)")
         fields, rest = split
@@ -252,7 +252,7 @@ def _parse_entry(path, line, lineno, system, env, result,
         else:
             schedule = cron_schedule(text, expr, env.get("CRON_TZ"), *_dialect(dialect, env))
     else:
-        split = _split_fields(line, 5, debian)
+        split = _split_fields(line, 5, strict)
         if split is None:
             error("a crontab entry needs five time fields and a command")
             return None
@@ -286,7 +286,7 @@ def _parse_entry(path, line, lineno, system, env, result,
             except ScheduleError as exc:
                 error(f"invalid schedule {expr!r}: {exc}")
                 return None
-    if debian and never is not None and never.why == "refused" and \
+    if strict and never is not None and never.why == "refused" and \
             (lenient := _split_fields(line, 1 if stripped.startswith("@") else 5)) is not None:
         rest = lenient[1]  # (the command as meant, for the inventory: cron runs none of it)
     schedule_end = len(line[:rest].rstrip())

@@ -225,6 +225,7 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
             result.serial_files.extend(serial_runner_files(args.replace("\\\n", " "), workdir))
             result.supercronic_files.extend(supercronic_files(args.replace("\\\n", " "),
                                                               workdir))
+    cronie = runs_cronie(text)
     for line, column, instruction, args, workdir in instructions:
         if instruction in ("COPY", "ADD"):
             hint = _copy(line, column, args)
@@ -233,11 +234,9 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
         elif instruction == "RUN" and not args.lstrip().startswith("["):
             result.entries.extend(written_crontab_lines(path, line, column, args,
                                                         result.runner_files, workdir,
-                                                        result.supercronic_files,
-                                                        runs_cronie(text)))
+                                                        result.supercronic_files, cronie))
     result.context_copies = copies
     folders = is_folder or (lambda source: False)
-    cronie = runs_cronie(text)
 
     def copied(hint: CopyHint, at: str, source: str, file: str) -> str | None:
         # a folder copied whole (`COPY . /app`, `COPY docker/cron /etc/cron`) is followed to

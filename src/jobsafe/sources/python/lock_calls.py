@@ -335,7 +335,7 @@ class LockCalls(DbLocks):
         fd_text = self.code(fd) if fd is not None else ""
         dropped = fd is not None and any(isinstance(n, cst.Call) and "builtins.open" in
                                          self.qualified(n.func) for n in [fd, *walk(fd)])
-        handle = re.sub(r"\.fileno\(\)$", "", fd_text)
+        handle = self._handle(fd) if fd is not None else ""
         path = self._opened_path(handle, unit)
         unlock = self._flock_unlock(handle, calls, call)
         release, release_span, end = self._release_kind(unlock, handle, unit)
@@ -363,37 +363,41 @@ class LockCalls(DbLocks):
 
     def _flock_unlock(self, handle, calls, after):
         """The call that lets the kernel lock on ``handle`` go: an unlock, or closing the
-        handle (``os.close(fd)``, ``f.close()``), which drops the process's lock with it."""
+        handle (``os.close(fd)``, ``f.close()``), which drops the process's lock with it —
+        not a close in a handler of a ``try`` around the lock (no lock was taken)."""
         for c in calls:
             if c is after or self.line(c) < self.line(after):
                 continue
-            if handle and self._closes(c, handle) and not self._on_failure_of(c, after):
+            released = self._released_handle(c)
+            if released is not None and released[0] == handle and \
+                    not (released[1] and self._on_failure_of(c, after)):
                 return c
-            if self.qualified(c.func) & set(apis.KERNEL_LOCK_CALLS):
-                flags = argument(c, None, 1)
-                fd = argument(c, None, 0)
-                if flags is not None and fd is not None and \
-                        re.sub(r"\.fileno\(\)$", "", self.code(fd)) == handle and \
-                        any(self.qualified(n) & apis.KERNEL_UNLOCK_FLAGS for n in [flags, *walk(flags)]):
-                    return c
         return None
 
     def _let_go_handles(self, calls) -> set[str]:
-        """The file handles whose kernel lock these calls let go of: unlocked
-        (``flock(fh, LOCK_UN)``) or closed (``fh.close()``, ``os.close(fd)``)."""
-        out = set()
-        for c in calls:
-            names = self.qualified(c.func)
-            if names & set(apis.KERNEL_LOCK_CALLS):
-                flags, fd = argument(c, None, 1), argument(c, None, 0)
-                if flags is not None and fd is not None and any(
-                        self.qualified(n) & apis.KERNEL_UNLOCK_FLAGS for n in [flags, *walk(flags)]):
-                    out.add(re.sub(r"\.fileno\(\)$", "", self.code(fd)))
-            elif "os.close" in names and c.args:
-                out.add(re.sub(r"\.fileno\(\)$", "", self.code(c.args[0].value)))
-            elif isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" and not c.args:
-                out.add(self.code(c.func.value))
-        return out
+        """The file handles whose kernel lock these calls let go of."""
+        return {released[0] for c in calls if (released := self._released_handle(c))}
+
+    def _released_handle(self, c: cst.Call) -> tuple[str, bool] | None:
+        """The handle whose kernel lock a call lets go of, and whether by closing it:
+        ``flock(fh, LOCK_UN)``; ``fh.close()``, ``os.close(fd)``."""
+        names = self.qualified(c.func)
+        if names & set(apis.KERNEL_LOCK_CALLS):
+            flags, fd = argument(c, None, 1), argument(c, None, 0)
+            if flags is not None and fd is not None and any(
+                    self.qualified(n) & apis.KERNEL_UNLOCK_FLAGS for n in [flags, *walk(flags)]):
+                return self._handle(fd), False
+            return None
+        if "os.close" in names:
+            fd = argument(c, "fd", 0)
+            return (self._handle(fd), True) if fd is not None else None
+        if isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" and not c.args:
+            return self.code(c.func.value), True
+        return None
+
+    def _handle(self, fd) -> str:
+        """A file object or descriptor as written, ``fh.fileno()`` read as ``fh``."""
+        return re.sub(r"\.fileno\(\)$", "", self.code(fd))
 
     def _on_failure_of(self, node, call) -> bool:
         """``node`` never runs after a ``call`` that succeeded: it is in a handler of a
@@ -410,13 +414,6 @@ class LockCalls(DbLocks):
                 return True  # (a handler never runs after another, nor after ``else``)
             child = parent
         return False
-
-    def _closes(self, c: cst.Call, handle: str) -> bool:
-        if "os.close" in self.qualified(c.func):
-            fd = argument(c, "fd", 0)
-            return fd is not None and re.sub(r"\.fileno\(\)$", "", self.code(fd)) == handle
-        return isinstance(c.func, cst.Attribute) and c.func.attr.value == "close" and \
-            not c.args and self.code(c.func.value) == handle
 
     def _opened_path(self, handle: str, unit: Unit) -> str | None:
         """The path of ``handle = open(PATH, ...)`` (or ``with open(PATH) as handle``)."""
@@ -803,7 +800,8 @@ class LockCalls(DbLocks):
             path = self.opened.get(handle) if handle else None
             if handle is None or path is None:
                 continue
-            closed = any(self.line(c) >= self.line(write) and self._closes(c, handle) and
+            closed = any(self.line(c) >= self.line(write) and
+                         self._released_handle(c) == (handle, True) and
                          not self._on_failure_of(c, write) for c in calls)
             held = kernel.get(handle)
             helper = None
@@ -842,7 +840,7 @@ class LockCalls(DbLocks):
             return None
         if fd is None or data is None or not self._pid_value(data):
             return None
-        return re.sub(r"\.fileno\(\)$", "", self.code(fd))
+        return self._handle(fd)
 
     def _pid_value(self, node, depth: int = 0) -> bool:
         """Whether a value is this process's id: ``os.getpid()`` in it, a local bound to
@@ -1158,9 +1156,9 @@ def _stdlib(names: set[str]) -> bool:
     return any(name.split(".", 1)[0] in sys.stdlib_module_names for name in names)
 
 
-#: a function that tells whether a process is alive, by its name
 #: a parameter's name that says it holds a process id (``pid``, ``my_pid``)
 _PID_NAME = re.compile(r"(?:\w+_)?pid")
+#: a function that tells whether a process is alive, by its name
 _PID_CHECKER = re.compile(r"(?i)^(pid_?exists|(is_)?process_?(alive|exists|running)|"
                           r"(is_)?pid_?(alive|running)|check_?pid)$")
 

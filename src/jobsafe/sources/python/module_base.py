@@ -128,8 +128,6 @@ class ModuleBase:
         self.worker_hooks: set[str] = set()
         self.module_text = text
         self.opened: dict[str, str | None] = {}  # handle -> path of `handle = open(path)`
-        #: id(unit) -> the objects whose later method calls it has recorded (object_calls)
-        self._objects_seen: dict[int, set[str]] = {}
         collector = _Collector()
         module.visit(collector)
         self.order = collector.order

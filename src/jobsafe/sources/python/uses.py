@@ -156,16 +156,13 @@ class UseSites(LockCalls, Hazards):
             self._assigned_to(call)
         if not receiver:
             return None
-        seen = self._objects_seen.setdefault(id(unit), set())
-        if receiver not in seen:  # (once per object and unit: linear in its calls)
-            seen.add(receiver)
-            later = [c for c in calls if isinstance(c.func, cst.Attribute) and
-                     _object_name(c.func.value) == receiver and self.line(c) > self.line(call)]
-            if later:
-                unit.object_calls[receiver] = [
-                    (self.line(c), c.func.attr.value, *self._release_kind(c, None, unit),
-                     self._param_condition(c, unit)) for c in later]
-        return receiver if receiver in unit.object_calls else None
+        if receiver not in unit.object_calls:  # (once per object and unit: linear in calls)
+            unit.object_calls[receiver] = [
+                (self.line(c), c.func.attr.value, *self._release_kind(c, None, unit),
+                 self._param_condition(c, unit)) for c in calls
+                if isinstance(c.func, cst.Attribute) and
+                _object_name(c.func.value) == receiver and self.line(c) > self.line(call)]
+        return receiver if unit.object_calls[receiver] else None
 
     def _param_condition(self, node, unit: Unit) -> tuple[Param, bool] | None:
         """The parameter an ``if`` anywhere around the node tests (``if auto:`` ... ``if
