@@ -62,6 +62,33 @@ def test_a_crashing_python_analyser_exits_2(repo, fail_open, monkeypatch):
     assert "Traceback" not in result.output
 
 
+def _recurse(*args, **kwargs):
+    return _recurse(*args, **kwargs)
+
+
+@pytest.mark.parametrize("target", ["jobsafe.sources.python.module._ModuleAnalyser.run",
+                                    "jobsafe.assembly.cron.parse_crontab"])
+def test_recursion_without_end_in_jobsafe_is_internal_not_deep_input(repo, fail_open,
+                                                                    monkeypatch, target):
+    """A RecursionError on shallow input is jobsafe's bug: exit 2, not a JOB900 that blames
+    the file for being "too deeply nested"."""
+    (repo / "bin/sync.py").write_text(LOCKED)
+    monkeypatch.setattr(target, _recurse)
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "json"])
+    assert result.exit_code == 2
+    assert "InternalRecursion: recursion without end on " in result.stderr
+    assert not any(f["rule"] == "JOB900" for f in json.loads(result.stdout)["findings"])
+
+
+def test_deep_input_is_still_a_finding_about_the_input(repo, fail_open):
+    (repo / "bin/sync.py").write_text("import fcntl\nx = " + "[" * 160 + "]" * 160 + "\n")
+    (repo / "crontab").write_text(CRONTAB + "*/5 * * * * /srv/app/bin/sync.py\n")
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "json"])
+    assert result.exit_code == 1, result.stderr
+    errors = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "JOB900"]
+    assert [e["message"] for e in errors] == ["Python module too deeply nested to analyse"]
+
+
 def test_a_crashing_rule_is_named(repo, fail_open, monkeypatch):
     from jobsafe.rules import all_rules
 

@@ -51,8 +51,6 @@ def _analyse(paths, settings, select=(), ignore=(), workers=None, use_cache=Fals
                 return analyse(list(paths), settings, rule_ids, workers=workers,
                                use_cache=use_cache, progress=progress)
         return analyse(list(paths), settings, rule_ids, workers=workers, use_cache=use_cache)
-    except RecursionError:
-        raise _Exit("internal error: input too deeply nested") from None
     except Exception as exc:  # the last line of defence: one line, no traceback
         if raise_internal_errors():
             raise

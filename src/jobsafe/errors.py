@@ -9,6 +9,7 @@ broken parser cannot pass a test by producing nothing.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 RAISE_ENV = "JOBSAFE_RAISE_INTERNAL_ERRORS"
@@ -29,3 +30,31 @@ class InternalError:
 def raise_internal_errors() -> bool:
     """Strict mode: let an internal error propagate (the test suite's setting)."""
     return os.environ.get(RAISE_ENV) == "1"
+
+
+#: The shallowest input seen to exhaust Python's stack inside jobsafe is about 140 levels of
+#: brackets; below this depth a ``RecursionError`` is jobsafe's own bug, not the input's.
+SHALLOW_DEPTH = 50
+
+_OPEN_CLOSE = re.compile(r"[(\[{]|[)\]}]")
+
+
+def bracket_depth(text: str) -> int:
+    """The deepest nesting of brackets of any kind in a text."""
+    depth = deepest = 0
+    for m in _OPEN_CLOSE.finditer(text):
+        depth = depth + 1 if m.group() in "([{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def text_depth(text: str) -> int:
+    """How deeply a text nests: its deepest brackets, or its deepest indentation (in steps
+    of two columns), whichever is more."""
+    indent = max((len(line) - len(line.lstrip(" \t")) for line in text.splitlines()), default=0)
+    return max(bracket_depth(text), indent // 2)
+
+
+class InternalRecursion(RuntimeError):
+    """A ``RecursionError`` on an input too shallow to explain it: jobsafe recursed without
+    end. It is an internal error (exit 2), never a finding about the input."""

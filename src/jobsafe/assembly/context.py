@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..discover import Discovery, SourceFile, read_text
-from ..errors import InternalError, raise_internal_errors
+from ..errors import SHALLOW_DEPTH, InternalError, InternalRecursion, raise_internal_errors, text_depth
 from ..link import Tree
 from ..model import ParseError, Project, Span
 
@@ -51,13 +51,24 @@ class Context:
         """Run one file's step: a file too deep to analyse is a JOB900, a bug in jobsafe an
         internal error (see ``errors``); either way the other files go on."""
         try:
-            step()
-        except RecursionError:
-            self.error(path, "file too deeply nested to analyse")
+            try:
+                step()
+            except RecursionError as exc:
+                if self._depth(path) < SHALLOW_DEPTH:
+                    raise InternalRecursion(f"recursion without end on {path}") from exc
+                self.error(path, "file too deeply nested to analyse")
         except Exception as exc:
             if raise_internal_errors():
                 raise
             self.project.internal_errors.append(InternalError.of(path, exc))
+
+    def _depth(self, path: str) -> int:
+        """How deeply the file at a display path nests (0: not a file, or unreadable)."""
+        if path in self.texts:
+            return text_depth(self.texts[path][1])
+        text = read_text(os.path.join(self.cwd, path)).content if os.path.isfile(
+            os.path.join(self.cwd, path)) else None
+        return text_depth(text) if text is not None else 0
 
     def display(self, path: str) -> str:
         """An absolute path as findings show it."""

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from ...errors import SHALLOW_DEPTH, InternalRecursion, bracket_depth, text_depth
 from ...model import CodeFact, FactKind, Lock, ParseError, Span
 from . import apis
 from .facts import MAIN, MODULE, ONCE_UNITS, ClassInfo, ModuleFacts, Unit
@@ -60,7 +61,9 @@ def parse_module(path: str, text: str) -> ModuleFacts:
         return facts
     try:
         _ModuleAnalyser(path, module, text, facts).run()
-    except RecursionError:
+    except RecursionError as exc:
+        if _ast_depth(text) < SHALLOW_DEPTH:
+            raise InternalRecursion(f"recursion without end on {path}") from exc
         facts = ModuleFacts(path)
         facts.error = ParseError(Span(path, 1), "Python module too deeply nested to analyse")
         return facts
@@ -94,10 +97,7 @@ _GRAMMAR = _newest_grammar()
 
 def _too_complex(text: str) -> str | None:
     """Why the module cannot be given to libcst safely, or None."""
-    depth = deepest = 0
-    for m in re.finditer(r"[(\[{]|[)\]}]", text):
-        depth = depth + 1 if m.group() in "([{" else max(depth - 1, 0)
-        deepest = max(deepest, depth)
+    deepest = bracket_depth(text)
     if len(text) < _GUARD_BYTES and deepest < 100:
         return None
     try:
@@ -108,13 +108,28 @@ def _too_complex(text: str) -> str | None:
         return None if deepest < 100 else "Python module too deeply nested to analyse"
     except (RecursionError, MemoryError, ValueError):
         return "Python module too deeply nested to analyse"
+    return "Python module too deeply nested to analyse" if _ast_depth(tree) > _MAX_DEPTH \
+        else None
+
+
+def _ast_depth(source: str | ast.AST) -> int:
+    """The depth of a module's syntax tree; of a text CPython cannot parse (newer syntax),
+    its nesting of brackets and indentation."""
+    tree = source
+    if isinstance(source, str):
+        try:
+            tree = python_parse(source)
+        except (SyntaxError, RecursionError, MemoryError, ValueError):
+            return text_depth(source)
+    deepest = 0
     stack: list[tuple[ast.AST, int]] = [(tree, 1)]
     while stack:
         node, level = stack.pop()
         if level > _MAX_DEPTH:
-            return "Python module too deeply nested to analyse"
+            return level
+        deepest = max(deepest, level)
         stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
-    return None
+    return deepest
 
 
 class _ModuleAnalyser(UseSites):
