@@ -115,12 +115,13 @@ def _too_complex(text: str) -> str | None:
 def _ast_depth(source: str | ast.AST) -> int:
     """The depth of a module's syntax tree; of a text CPython cannot parse (newer syntax),
     its nesting of brackets and indentation."""
-    tree = source
     if isinstance(source, str):
         try:
             tree = python_parse(source)
         except (SyntaxError, RecursionError, MemoryError, ValueError):
             return text_depth(source)
+    else:
+        tree = source
     deepest = 0
     stack: list[tuple[ast.AST, int]] = [(tree, 1)]
     while stack:
