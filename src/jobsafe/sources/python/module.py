@@ -115,6 +115,7 @@ def _too_complex(text: str) -> str | None:
 def _ast_depth(source: str | ast.AST) -> int:
     """The depth of a module's syntax tree; of a text CPython cannot parse (newer syntax),
     its nesting of brackets and indentation."""
+    tree: ast.AST
     if isinstance(source, str):
         try:
             tree = python_parse(source)
