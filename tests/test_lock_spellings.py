@@ -278,3 +278,103 @@ def test_a_later_method_of_the_object_lets_its_lock_go(write_tree, unlock, metho
         assert lock.release in ("process-exit", "none")
     else:
         assert (lock.release, lock.scope_lines[1]) == ("plain", released_at)
+
+
+# -- oslo.db's compare-and-set claim, reached through the ways OpenStack projects reach it
+
+OSLO_BACKEND = '''from oslo_db.sqlalchemy import enginefacade, update_match
+
+from app.models import Trigger
+
+
+def model_query(model):
+    return enginefacade.writer.get_sessionmaker()().query(model)
+
+
+def claim_trigger(trigger_id, due_at):
+{claim}
+'''
+
+CLAIM_BY_EXCEPTION = '''    specimen = Trigger(id=trigger_id, next_execution_time=due_at)
+    try:
+        model_query(Trigger).update_on_match(specimen=specimen, surrogate_key="id",
+                                             values={"next_execution_time": None})
+    except update_match.NoRowsMatched:
+        return False
+    return True'''
+
+CLAIM_BY_COUNT = '''    specimen = Trigger(id=trigger_id, next_execution_time=due_at)
+    try:
+        trigger = model_query(Trigger).update_on_match(specimen=specimen, surrogate_key="id",
+                                                       values={"next_execution_time": None})
+        return trigger, 1
+    except update_match.NoRowsMatched:
+        return None, 0'''
+
+FACADES = {
+    # oslo.db picks the backend module by a name in a mapping (a module constant)
+    "mapping": 'from oslo_db import api as db_api\n\n_BACKEND_MAPPING = {"sqlalchemy": '
+               '"app.db.backend"}\nIMPL = db_api.DBAPI("sqlalchemy", backend_mapping='
+               '_BACKEND_MAPPING)\n',
+    "inline mapping": 'from oslo_db.api import DBAPI\n\nIMPL = DBAPI("sqlalchemy", '
+                      'backend_mapping={"sqlalchemy": "app.db.backend"})\n',
+    "importlib": 'import importlib\n\nIMPL = importlib.import_module("app.db.backend")\n',
+    "import_string": 'from django.utils.module_loading import import_string\n\n'
+                     'IMPL = import_string("app.db.backend")\n',
+    "plain import": 'from app.db import backend as IMPL\n',
+}
+
+CALLERS = {
+    "tested": '    if not db_api.claim_trigger(1, now):\n        return',
+    "count": '    _, claimed = db_api.claim_trigger(1, now)\n    if claimed != 1:\n        return',
+    "helper": '    if not _claim(now):\n        return',
+    # the answer dropped: the claim guards nothing of this job's
+    "discarded": '    db_api.claim_trigger(1, now)',
+}
+
+
+@pytest.mark.parametrize("facade", FACADES)
+@pytest.mark.parametrize("caller, claim, expected", [
+    ("tested", CLAIM_BY_EXCEPTION, ["db-claim"]),
+    ("count", CLAIM_BY_COUNT, ["db-claim"]),
+    ("helper", CLAIM_BY_EXCEPTION, ["db-claim"]),
+    ("discarded", CLAIM_BY_EXCEPTION, []),
+])
+def test_oslo_db_claims_through_a_backend_chosen_by_name(write_tree, facade, caller, claim,
+                                                         expected):
+    job = ("from datetime import datetime\n\nfrom app.db import api as db_api\n\n\n"
+           "def _claim(now):\n    return db_api.claim_trigger(1, now)\n\n\n"
+           f"def main():\n    now = datetime.now()\n{CALLERS[caller]}\n    print('fire')\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({
+        "crontab": "* * * * * timeout 50s python3 /srv/jobs/fire.py\n",
+        "app/__init__.py": "", "app/db/__init__.py": "",
+        "app/models.py": "class Trigger:\n    pass\n",
+        "app/db/api.py": FACADES[facade] + "\n\ndef claim_trigger(trigger_id, due_at):\n"
+                         "    return IMPL.claim_trigger(trigger_id, due_at)\n",
+        "app/db/backend.py": OSLO_BACKEND.format(claim=claim),
+        "jobs/fire.py": job,
+    })
+    analysis = run_analysis(root)
+    [job_] = analysis.project.jobs
+    at_entry = [lock.kind for lock in job_.all_locks if lock.span.path == "jobs/fire.py"]
+    assert at_entry == expected
+    assert [f.rule for f in analysis.findings] == ([] if expected else ["JOB101"])
+
+
+def test_a_name_that_imports_nothing_of_the_tree_is_no_module(write_tree):
+    """``import_module`` of a library module (or of a name only known at run time) gives
+    nothing to follow: the job is unguarded."""
+    root = write_tree({
+        "crontab": "* * * * * timeout 50s python3 /srv/jobs/fire.py\n",
+        "app/__init__.py": "", "app/db/__init__.py": "",
+        "app/models.py": "class Trigger:\n    pass\n",
+        "app/db/api.py": "import importlib\nimport os\n\nIMPL = importlib.import_module("
+                         "os.environ['DB_BACKEND'])\n\n\ndef claim_trigger(trigger_id, due_at):"
+                         "\n    return IMPL.claim_trigger(trigger_id, due_at)\n",
+        "app/db/backend.py": OSLO_BACKEND.format(claim=CLAIM_BY_EXCEPTION),
+        "jobs/fire.py": "from app.db import api as db_api\n\n\ndef main():\n"
+                        "    if not db_api.claim_trigger(1, None):\n        return\n\n\n"
+                        "if __name__ == '__main__':\n    main()\n",
+    })
+    assert [f.rule for f in run_analysis(root).findings] == ["JOB101"]

@@ -242,6 +242,17 @@ LIBRARY_CALLS = {
     **dict.fromkeys(BACKGROUND_SCHEDULERS, "background-scheduler"),
     "stripe.StripeClient": "stripe-client",
 }
+#: library calls that import code by its dotted name, as (keyword, position) of the name
+#: and the keyword of a mapping from that name to the module (oslo.db's ``DBAPI``): what
+#: they return is that module, or the class or function the name ends in
+DYNAMIC_IMPORTS = {
+    "importlib.import_module": ("name", 0, None),
+    "django.utils.module_loading.import_string": ("dotted_path", 0, None),
+    "werkzeug.utils.import_string": ("import_name", 0, None),
+    "oslo_utils.importutils.import_module": ("import_str", 0, None),
+    "oslo_utils.importutils.import_class": ("import_str", 0, None),
+    "oslo_db.api.DBAPI": ("backend_name", 0, "backend_mapping"),
+}
 #: kinds whose methods give something of a known kind
 OBJECT_KINDS = {"redis", "django-cache", "db-engine", "db-sessionmaker", "db-session",
                 "db-connection", "db-pool", "db-cursor", "db-connections"}

@@ -7,6 +7,9 @@
   count decides whether this run goes on — the row stays claimed after a crash unless the
   condition lets an old claim be taken over (``locked_at__lt=now() - timedelta(...)``: an
   expiry) or the job sets it back (its release);
+* oslo.db's ``query.update_on_match(specimen, surrogate_key, values)``: an update of the row
+  only while it still matches the specimen, else ``NoRowsMatched`` — a claim by its own
+  spelling;
 * unique rows: a ``create()`` (or ``save(force_insert=True)``) that an ``IntegrityError``
   stops — the row is the lock.
 
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 #: words without which a module takes no database lock this module recognises (the
 #: prefilter; a tuple is a conjunction)
 PREFILTER_TOKENS = ("select_for_update", "with_for_update", r"(?i)for\s+update",
+                    "update_on_match",
                     r"(?i)\block\s+(?:table\s+)?\S+\s+in\s",
                     # a claim: an update whose row count is kept, tested or returned
                     (r"(?:=|\bif\b|\breturn\b|\bnot\b|\bwhile\b)[^\n#]*\.update\(",
@@ -67,6 +71,8 @@ class DbLocks(ModuleBase):
                                   argument(call, "nowait", None), argument(call, "skip_locked", None))
         if method == "update" and self._is_query(func.value) and self._decides(call) and \
                 not _clears_only(call):
+            return self._claim(call, unit, calls, self._chain_model(func.value))
+        if method == "update_on_match":  # NoRowsMatched decides, wherever it is caught
             return self._claim(call, unit, calls, self._chain_model(func.value))
         if method in ("create", "get_or_create") and self._is_query(func.value) and \
                 self._stopped_by_integrity_error(call):
@@ -175,9 +181,14 @@ class DbLocks(ModuleBase):
     def _chain_model(self, node) -> str:
         """What a chain locks, in words: the model or table at its root (SQLAlchemy's
         ``session.query(Model)``: its argument)."""
+        for _ in range(8):  # q = session.query(Model) ... q.update(...)
+            bound = self._local_chain(node) if isinstance(node, cst.Name) else None
+            if bound is None:
+                break
+            node = bound
         for part in [node, *walk(node)]:
-            if isinstance(part, cst.Call) and isinstance(part.func, cst.Attribute) and \
-                    part.func.attr.value == "query" and part.args:
+            if isinstance(part, cst.Call) and part.args and _called_name(part) in (
+                    "query", "model_query"):
                 return self.code(part.args[0].value).rsplit(".", 1)[-1]
         steps = self._steps(node)
         for i, step in enumerate(steps):
@@ -372,6 +383,13 @@ def _in_test(statement, call) -> bool:
 def _table(sql: str) -> str:
     m = re.search(r"\b(?:from|update|table|lock)\s+\"?(\w+)", sql, re.I)
     return m.group(1) if m else "?"
+
+
+def _called_name(call: cst.Call) -> str | None:
+    """``f`` of ``f(...)`` and of ``x.f(...)``."""
+    func = call.func
+    return func.value if isinstance(func, cst.Name) else \
+        func.attr.value if isinstance(func, cst.Attribute) else None
 
 
 def _clears_only(call: cst.Call) -> bool:

@@ -18,7 +18,7 @@ from ...suppress import may_hold_suppressions
 from . import prefilter
 from .facts import MAIN, MODULE, ONCE_UNITS, ModuleFacts, Unit
 from .light import light_facts, needs_full_parse
-from .semantics import HELD_ON_RETURN, Semantics, Where, entered_sites
+from .semantics import HELD_ON_RETURN, Semantics, Where, claim_kept, entered_sites
 from .symbols import (
     LOCKISH_CALLS,
     Attr,
@@ -130,17 +130,19 @@ class PythonIndex:
     def semantics(self) -> Semantics:
         return Semantics(self)
 
-    def unit_code(self, rel: str, unit: Unit,
-                  used: bool = False) -> tuple[list[Lock], list[CodeFact]]:
+    def unit_code(self, rel: str, unit: Unit, used: bool = False,
+                  called: bool = False) -> tuple[list[Lock], list[CodeFact]]:
         """A unit's locks and hazards, as the whole tree tells them: a lock whose receiver
         only other modules can type is confirmed (or dropped, with the hazards about it).
-        ``used``: a site the caller reaches takes this unit's escaping locks."""
+        ``used``: a site the caller reaches takes this unit's escaping locks; ``called``:
+        the caller's call takes the database claims this unit answers for."""
         where = Where(rel, unit.name)
         locks: dict[tuple[Span, Span | None], Lock] = {}
         abstraction = used or (rel, unit.name) in self.abstractions
         for lock in unit.locks:
             symbols = unit.lock_symbols.get(lock.span)
-            if symbols is not None and symbols.escapes and abstraction:
+            if symbols is not None and symbols.escapes and (
+                    abstraction or called and lock.kind == "db-claim"):
                 continue  # a template: each use of it takes it (below, in its callers)
             confirmed = self.semantics.lock(lock, symbols, where)
             if confirmed is not None:
@@ -160,10 +162,14 @@ class PythonIndex:
             taken, hazards = self.semantics.at_use(site, where, unit.retries,
                                                    bool(spawn.spawn_context))
             if abstraction:  # what it holds on return or where it yields: taken at its uses
-                kept = [lock for lock in taken if lock.release not in HELD_ON_RETURN and
+                kept = [lock for lock in taken if (lock.release not in HELD_ON_RETURN or
+                                                   claim_kept(lock, site, unit)) and
                         not any(lock.holds(line) for line in unit.yield_lines)]
                 hazards = [f for f in hazards if f.lock is None or f.lock in kept]
                 taken = kept
+            if called:  # "did I claim it", answered to the caller: taken at its call
+                taken = [lock for lock in taken if lock.kind != "db-claim" or
+                         lock.release != "none" or claim_kept(lock, site, unit)]
             for lock in taken:  # (two locks one call takes are two: keyed by their origin)
                 locks.setdefault((lock.span, lock.taken_from), lock)
             facts += hazards
@@ -515,17 +521,7 @@ class PythonIndex:
                     facts.error not in self.errors:
                 self.errors.append(facts.error)  # a job runs it: say it was not analysed
             return []
-        roots = [MODULE]
-        if kind == "manage.py":
-            command = next((c for c, info in facts.classes.items() if "handle" in info.methods),
-                           None)
-            if command:
-                roots.append(f"{command}.handle")
-        elif function:
-            roots.append(function)
-        if facts.has_main:
-            roots.append(MAIN)
-        return self._reach(rel, roots)
+        return self._reach(rel, entry_roots(facts, kind, function))
 
     def _reach(self, rel: str, roots: list[str]):
         seen: set[tuple[str, str]] = set()
@@ -639,11 +635,29 @@ class EntryCode:
     files: tuple[str, ...]  # display paths of the modules reached, the entry's own first
 
 
+def entry_roots(facts: ModuleFacts, kind: str, function: str | None) -> list[str]:
+    """The units an entry point starts in: the module body, the management command's
+    ``handle`` or the function named, the ``__main__`` block."""
+    roots = [MODULE]
+    if kind == "manage.py":
+        command = next((c for c, info in facts.classes.items() if "handle" in info.methods),
+                       None)
+        if command:
+            roots.append(f"{command}.handle")
+    elif function:
+        roots.append(function)
+    if facts.has_main:
+        roots.append(MAIN)
+    return roots
+
+
 def entry_code(index: PythonIndex, rel: str, kind: str, function: str | None) -> EntryCode:
     units = index.entry_units(rel, kind, function)
     used = index.used_by(units)
+    roots = entry_roots(units[0][0], kind, function) if units else []
     code = [index.unit_code(index.rel_of(module), unit,
-                            (index.rel_of(module), unit.name) in used)
+                            (index.rel_of(module), unit.name) in used,
+                            called=module is not units[0][0] or unit.name not in roots)
             for module, unit in units]
     return EntryCode(tuple(lock for locks, _ in code for lock in locks),
                      tuple(fact for _, facts in code for fact in facts),

@@ -142,6 +142,20 @@ def _answers(lock: Lock, site: CallSite) -> bool:
     return not entered or (api is not None and api.yields_acquired)
 
 
+def _claim_ignored(lock: Lock, site: CallSite) -> bool:
+    """A database claim a helper answers for ("did I claim it"), called by code that does
+    not look at the answer: a state change it makes, not a guard of the caller's."""
+    return lock.kind == "db-claim" and lock.release == "none" and site.use == "call" and \
+        (site.discarded or not site.result_used)
+
+
+def claim_kept(lock: Lock, site: CallSite, unit: Unit) -> bool:
+    """A database claim taken at ``site`` that the function does not answer its caller
+    for: it decides there (its caller's call tells nothing of it)."""
+    return lock.kind == "db-claim" and lock.release == "none" and not site.answered and \
+        not (site.call is not None and site.call in unit.returns)
+
+
 def _checked(lock: Lock, site: CallSite) -> bool:
     """Whether a use site checks that a try-lock was taken: a kernel lock's failure raises
     (so only a ``try`` that swallows it ignores it); other try-locks return the answer."""
@@ -565,6 +579,8 @@ class Semantics:
         func = self.kind(call.func, where, depth + 1)
         if func.startswith("lib:"):
             dotted = func[len("lib:"):]
+            if dotted in apis.DYNAMIC_IMPORTS:
+                return self._dynamic_import(dotted, call, where, depth)
             if dotted in apis.LOCK_CONSTRUCTORS:
                 return f"lock:{dotted}"
             return apis.LIBRARY_CALLS.get(dotted, f"value:{dotted}")
@@ -582,6 +598,29 @@ class Semantics:
                     UNKNOWN_KIND
             return apis.METHOD_RESULTS.get((receiver, method), UNKNOWN_KIND)
         return UNKNOWN_KIND
+
+    def _dynamic_import(self, api: str, call: Call, where: Where, depth: int) -> str:
+        """What a library call that imports by name gives, when the name is known and names
+        the tree's code (``IMPL = DBAPI("sqlalchemy", backend_mapping={"sqlalchemy":
+        "app.db.sqlalchemy.api"})``, ``import_string("app.locks.RowLock")``)."""
+        keyword, position, mapping_keyword = apis.DYNAMIC_IMPORTS[api]
+        name = self.string(call.arg(keyword, position), where)
+        if mapping_keyword is not None:
+            mapping = self._dict(call.arg(mapping_keyword, None), where)
+            modules = [self.string(v, where) for k, v in mapping.items] if mapping else []
+            chosen = mapping.get(name) if mapping is not None and name is not None else None
+            name = self.string(chosen, where) if chosen is not None else \
+                modules[0] if len(modules) == 1 else None
+        if not name or name.startswith(".") or self.resolve_dotted(where.rel, name) is None:
+            return UNKNOWN_KIND
+        return self._imported(name, where, depth + 1)
+
+    def _dict(self, value: Value | None, where: Where) -> Mapping | None:
+        """A dict literal, written at the call or bound to a name of the module."""
+        if isinstance(value, Global):
+            facts = self.facts(where.rel)
+            value = facts.bindings.get(value.name) if facts is not None else None
+        return value if isinstance(value, Mapping) else None
 
     def _returns(self, rel: str, name: str, call: Call, where: Where, depth: int) -> str:
         """What a project function returns, its parameters bound to the call's arguments."""
@@ -1079,7 +1118,7 @@ class Semantics:
         found: list[Lock] = []
         for template, symbols, inner in self._templates(site, where):
             lock = self.lock(template, symbols, inner)
-            if lock is None:
+            if lock is None or _claim_ignored(lock, site):
                 continue
             origin = self._key_origin(_key_argument(symbols.call, symbols.api), inner, home,
                                       home_site) if lock.scope == "cluster" else None
@@ -1130,13 +1169,15 @@ class Semantics:
                         inner_site.call is not None and inner_site.call in unit.returns
                     for lock in self._taken(inner_site, inner, depth + 1, home, home_site,
                                             origins, memo):
+                        if claim_kept(lock, inner_site, unit):
+                            continue  # decided inside: not the caller's guard
                         # held where a manager yields, or by the manager it hands back
                         entered = site.use in ("with", "acquire") and (any(
                             lock.holds(line) for line in unit.yield_lines) or
                             inner_site.use == "with" and
                             inner_site.call is not None and inner_site.call in unit.returns)
                         if site.use != "decorator" and not entered and \
-                                lock.release not in HELD_ON_RETURN:
+                                lock.release not in HELD_ON_RETURN or _claim_ignored(lock, site):
                             continue  # let go of before the function returns
                         # (a decorator's wrapper holds what it takes around the function)
                         release, release_span, end = lock.release, lock.release_span, \

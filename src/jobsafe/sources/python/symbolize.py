@@ -18,6 +18,7 @@ from .symbols import (
     Imported,
     Item,
     Local,
+    Mapping,
     Param,
     SelfRef,
     Value,
@@ -174,6 +175,15 @@ class Symbolizer:
             return Either((self.value(node.left, unit), self.value(node.right, unit)))
         if type(node) is cst.FormattedString:
             return self._formatted(node, unit)
+        if type(node) is cst.Dict:  # {"sqlalchemy": "app.db.api"}: string keys only
+            items: list[tuple[str, Value]] = []
+            for element in node.elements:
+                key = element.key.evaluated_value if isinstance(element, cst.DictElement) \
+                    and type(element.key) is cst.SimpleString else None
+                if not isinstance(key, str):
+                    return UNKNOWN
+                items.append((key, self.value(element.value, unit)))
+            return Mapping(tuple(items))
         return UNKNOWN
 
     def _formatted(self, node: cst.FormattedString, unit: Unit | None) -> Value:

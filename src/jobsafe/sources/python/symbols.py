@@ -158,6 +158,12 @@ class CallSite:
     handle_releases: tuple[tuple[str, "Release", "Span | None", int], ...] = ()
     #: the call's result decides what happens next (``if not x.acquire(): return``)
     result_used: bool = True
+    #: a statement of its own: what the call returns is dropped (a failure it raises may
+    #: still be handled)
+    discarded: bool = False
+    #: what the function returns tells whether this call succeeded (``return claim()``,
+    #: ``_, n = claim()`` then ``return n == 1``): its caller gets the answer
+    answered: bool = False
     #: inside a ``try`` whose handlers only pass: a failure that raises is ignored
     silenced: bool = False
     #: arguments that differ per host or per run (hostname, pid, uuid, time): (position

@@ -10,6 +10,7 @@ lock rules judge it there. This mixin of the module analyser records both halves
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -19,6 +20,7 @@ from .hazards import Hazards
 from .idempotency import KeyFlow, argument_origins
 from .lock_calls import LockCalls
 from .symbols import UNKNOWN, Call, CallSite, LockSymbols, Param, PassedFile, project_candidate
+from .syntax import walk_unit
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -58,6 +60,8 @@ class UseSites(LockCalls, Hazards):
         if lock.kind in ("redis-key", "cache-key") and lock.release == "none" and \
                 self._returned(at, nodes):
             return True  # "did I get it": the caller holds the key, and deletes it
+        if lock.kind == "db-claim" and lock.release == "none" and self._answered(at, nodes):
+            return True  # "did I claim it": the caller runs the work only when claimed
         if lock.kind in ("pid-file", "lock-file", "lock-dir") and lock.release == "none" and \
                 lock.path is not None and lock.path.startswith("self.") and \
                 unit.params[:1] == ("self",):
@@ -72,6 +76,53 @@ class UseSites(LockCalls, Hazards):
                    self.code(n.value) == handle for n in nodes):
                 return True  # the handle is handed back
         return False
+
+    def _answered(self, at, nodes) -> bool:
+        """What the function returns tells whether the call at ``at`` succeeded: its value
+        is returned, a handler of the ``try`` around it returns a value, or its result (a
+        name it is assigned to) is returned or tested by an ``if`` that returns a value (a
+        bare ``return`` on failure stops the function; it tells its caller nothing)."""
+        if self._returned(at, nodes):
+            return True
+        for parent in self.parents(at):
+            if isinstance(parent, cst.FunctionDef):
+                break
+            if isinstance(parent, cst.Try) and any(
+                    _tells(n) for handler in parent.handlers for n in walk_unit(handler)):
+                return True
+        names = self._result_names(at)
+        if not names:
+            return False
+        read = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\b")
+        line = self.line(at)
+        for n in nodes:
+            if type(n) is cst.Return and n.value is not None:
+                if self.line(n) > line and read.search(self.code(n.value)):
+                    return True
+            elif type(n) in (cst.If, cst.While) and self.line(n) > line and \
+                    read.search(self.code(n.test)) and \
+                    any(_tells(x) for x in walk_unit(n.body)):
+                return True
+        return False
+
+    def _decisions(self, unit: Unit) -> list:
+        """The ``return``, ``if`` and ``while`` statements of a unit (memoised: every use
+        site of the unit asks)."""
+        memo = self.__dict__.setdefault("_decisions_memo", {})
+        if id(unit) not in memo:
+            memo[id(unit)] = [n for n in self._nodes_of(unit)
+                              if type(n) in (cst.Return, cst.If, cst.While)]
+        return memo[id(unit)]
+
+    def _result_names(self, call) -> list[str]:
+        """The names a call's result is assigned to (``_, count = claim()``: count)."""
+        parent = self._parent.get(call)
+        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+            return []
+        target = parent.targets[0].target
+        elements = [e.value for e in target.elements] if isinstance(target, cst.Tuple) \
+            else [target]
+        return [e.value for e in elements if isinstance(e, cst.Name) and e.value != "_"]
 
     def _iterated_param(self, at, handle: str, unit: Unit) -> bool:
         """``for fd in fds:`` around ``at``, ``fds`` a parameter: one of the caller's files."""
@@ -196,6 +247,9 @@ class UseSites(LockCalls, Hazards):
             arg_origins=origins, files=files, receiver=receiver,
             result_used=result_used if result_used is not None else
             not called or self._result_checked(node),
+            discarded=called and isinstance(self._parent.get(node), cst.Expr),
+            answered=called and not isinstance(self._parent.get(node), cst.Expr) and
+            self._answered(node, self._decisions(unit)),
             silenced=called and self._silently_caught(node), when=self._run_when(node, unit),
             always=self._always_runs(node)))
 
@@ -224,3 +278,9 @@ def _object_name(node) -> str | None:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
         return f"{node.value.value}.{node.attr.value}"
     return None
+
+
+def _tells(node) -> bool:
+    """A ``return`` of a value other than ``None``."""
+    return type(node) is cst.Return and node.value is not None and not (
+        isinstance(node.value, cst.Name) and node.value.value == "None")
