@@ -4,8 +4,12 @@
     python scripts/benchmark.py --runs 3 --no-peers
 
 Corpus (fetched once into the cache of ``corpus.py``): the Django sdist, plus the crontabs,
-cron.d files and systemd units of the Debian packages of the robustness sweep. Prints each
-figure (median, min–max, peak RSS) and the ratios the speed issue asks about. Run by hand,
+cron.d files and systemd units of the Debian packages of the robustness sweep; and, each on
+its own, the lock-heavy sdists of ``corpus.LOCK_HEAVY`` (mlflow, celery, the Kubernetes
+client, Airflow's core). Prints each figure (median, min–max, peak RSS) and the ratios the
+speed issue asks about. ``--findings DIR`` writes the findings of every corpus there as
+JSON; ``--compare DIR`` says, corpus by corpus, whether they are byte-identical to an
+earlier run's (the check that a speed change changed nothing else). Run by hand,
 never in CI: the figures depend on the machine and on what else it is doing, so only ratios
 measured in the same run mean anything.
 
@@ -88,6 +92,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-peers", action="store_true", help="time jobsafe only")
     parser.add_argument("--scratch", default=str(corpus.CACHE / "bench"))
+    parser.add_argument("--findings", help="write each corpus's findings (JSON) here")
+    parser.add_argument("--compare", help="compare the findings with an earlier --findings")
+    parser.add_argument("--no-lock-heavy", action="store_true",
+                        help="skip the lock-heavy corpora")
     args = parser.parse_args()
     scratch = Path(args.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
@@ -133,6 +141,10 @@ def main() -> int:
                 continue
             fig[name] = show(f"{name} {' '.join(peer_args[:3])}", *measure(
                 [exe, *peer_args], args.runs, root))
+    heavy = {} if args.no_lock_heavy else lock_heavy(jobsafe, args.runs, env, cache)
+    corpora = {"corpus": root, **{name: tree for name, (tree, _, _) in heavy.items()}}
+    if args.findings or args.compare:
+        same_findings(jobsafe, corpora, env, args.findings, args.compare)
     print("\nlinearity (jobsafe --no-cache on 1x, 2x, 4x copies of the corpus):")
     for times in (1, 2, 4):
         tree = root if times == 1 else corpus.copies(root, times, scratch)
@@ -147,8 +159,50 @@ def main() -> int:
     if "semgrep" in fig:
         print(f"  cold / semgrep                {fig['cold'] / fig['semgrep']:.2f}")
     print(f"  pre-commit - python -c pass   {fig['precommit'] - fig['pass']:+.2f} s (target <= 0.5)")
+    for name, (_, cold, ruff) in heavy.items():
+        if ruff is not None:
+            print(f"  {name + ' cold / ruff':<29} {cold / ruff:.2f}   (target <= 2)")
     shutil.rmtree(cache, ignore_errors=True)
     return 0
+
+
+def lock_heavy(jobsafe: list[str], runs: int, env: dict, cache: Path):
+    """Cold jobsafe beside ruff --select ALL on each lock-heavy sdist: name -> (tree, jobsafe
+    median, ruff median or None)."""
+    out = {}
+    pypi = corpus.fetch_pypi(corpus.LOCK_HEAVY)
+    ruff = tool("ruff")
+    print("\nlock-heavy corpora (cold jobsafe; ruff --select ALL --no-cache):")
+    for spec in corpus.LOCK_HEAVY:
+        tree = pypi / spec.replace("==", "-")
+        if not tree.exists():
+            print(f"  {spec:<42} not downloaded")
+            continue
+        name = spec.split("==")[0]
+        cold = show(f"  jobsafe {name}", *measure([*jobsafe, "."], runs, tree, env,
+                                                  before=lambda: shutil.rmtree(cache, True)))
+        peer = show(f"  ruff {name}", *measure(
+            [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "."], runs,
+            tree)) if ruff else None
+        out[name] = (tree, cold, peer)
+    return out
+
+
+def same_findings(jobsafe: list[str], corpora: dict, env: dict, write: str | None,
+                  compare: str | None) -> None:
+    """Each corpus's findings as JSON, written and/or compared byte for byte."""
+    print("\nfindings:")
+    for name, tree in corpora.items():
+        cmd = [a for a in jobsafe if a != "-q"] + ["--no-cache", "--format", "json", "."]
+        text = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True).stdout
+        if write:
+            Path(write).mkdir(parents=True, exist_ok=True)
+            (Path(write) / f"{name}.json").write_text(text)
+        if compare:
+            before = Path(compare) / f"{name}.json"
+            verdict = "no earlier run" if not before.exists() else \
+                "identical" if before.read_text() == text else "DIFFERENT"
+            print(f"  {name:<42} {verdict}")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,9 @@ tutor==22.0.3 seldon-core==1.18.2 pydantic-settings==2.16.3 sentry-sdk==2.75.0
 
 #: the benchmark's Python corpus
 DJANGO = "django==5.2.19"
+#: real trees dense in locks and schedulers (the speed issue's "lock-heavy" corpora)
+LOCK_HEAVY = ["mlflow==3.18.0", "celery==5.7.0", "kubernetes==37.0.2",
+              "apache-airflow-core==3.1.3"]
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
