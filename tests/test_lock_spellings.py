@@ -261,7 +261,7 @@ if __name__ == "__main__":
     ("        fcntl.flock(self.fh, fcntl.LOCK_UN)\n        self.fh.close()", "start", 7),
     ("        self.fh.close()", "start", 7),
     ("        os.close(self.fh.fileno())", "start", 7),
-    # a method that lets nothing go: held until the process exits
+    # a method that lets nothing go: held until main() returns and drops the object
     ("        self.fh.close()", "report", None),
     ("        print('kept')", "start", None),
 ])
@@ -275,9 +275,35 @@ def test_a_later_method_of_the_object_lets_its_lock_go(write_tree, unlock, metho
     [lock] = [lock for lock in job.all_locks if lock.span.path == "jobs/sync.py"]
     assert (lock.kind, lock.span.line) == ("flock", 5)
     if released_at is None:
-        assert lock.release in ("process-exit", "none")
+        assert (lock.release, lock.scope_lines[1]) == ("finally", 8)
     else:
         assert (lock.release, lock.scope_lines[1]) == ("plain", released_at)
+
+
+@pytest.mark.parametrize("use, released", [
+    # the object never leaves main(): dropped when main() returns, its file closed
+    ("    guard.report()", "finally"),
+    ("    print(guard.fh.name)", "finally"),
+    # it leaves: returned, stored, passed on, made global — held for as long as that lasts
+    ("    return guard", "process-exit"),
+    ("    KEPT.append(guard)", "process-exit"),
+    ("    print(guard)", "process-exit"),
+    ("    global guard", "process-exit"),
+])
+def test_an_object_dropped_on_return_lets_its_lock_go(write_tree, use, released):
+    job = ("from app.guard import Guard\n\nKEPT = []\n\n\ndef main():\n"
+           + ("    global guard\n" if "global" in use else "")
+           + '    guard = Guard("/var/run/sync", auto=False)\n'
+           + ("" if "global" in use else use + "\n")
+           + "    print('working')\n\n\nif __name__ == '__main__':\n    main()\n")
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "", "app/guard.py": GUARD.format(unlock="        pass"),
+        "jobs/sync.py": job,
+    })
+    [job_] = run_analysis(root).project.jobs
+    [lock] = [lock for lock in job_.all_locks if lock.span.path == "jobs/sync.py"]
+    assert lock.kind == "flock" and lock.release == released
 
 
 # -- oslo.db's compare-and-set claim, reached through the ways OpenStack projects reach it
@@ -378,3 +404,47 @@ def test_a_name_that_imports_nothing_of_the_tree_is_no_module(write_tree):
                         "if __name__ == '__main__':\n    main()\n",
     })
     assert [f.rule for f in run_analysis(root).findings] == ["JOB101"]
+
+
+# -- a key written only if absent is a lock when it is used as one, not when it caches data
+
+CACHE_JOB = '''import os
+
+import redis
+from django.core.cache import cache
+
+r = redis.Redis()
+
+
+def main():
+    locales = ["de", "en"]
+{body}
+    print("working")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("body, kinds, rules", [
+    # cache population: the first writer wins, nobody asks who won
+    ('    cache.add("dashboard:locales", sorted(locales), 3600)', [], []),
+    ('    cache.add(f"report:{locales[0]}", locales, 86400 * 30)', [], []),
+    ('    r.set("stats:locales", ",".join(locales), nx=True, ex=60)', [], []),
+    # a marker under a lock's name, its answer ignored: a lock whose result is not checked
+    ('    cache.add("sync-lock", True, 240)', ["cache-key"], ["JOB215"]),
+    ('    cache.add("sync:running", os.getpid(), 240)', ["cache-key"], ["JOB215"]),
+    ('    r.set("lock:sync", 1, nx=True, ex=240)', ["redis-key"], ["JOB215"]),
+    # the answer decides: a lock, whatever the value
+    ('    if not cache.add("dashboard:locales", sorted(locales), 240):\n        return',
+     ["cache-key"], []),
+])
+def test_a_key_added_if_absent_is_a_lock_only_when_used_as_one(write_tree, body, kinds, rules):
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "jobs/sync.py": CACHE_JOB.format(body=body)})
+    analysis = run_analysis(root)
+    [job] = analysis.project.jobs
+    assert [lock.kind for lock in job.all_locks] == kinds
+    assert sorted(f.rule for f in analysis.findings if f.rule != "JOB101") == rules
+    assert any(f.rule == "JOB101" for f in analysis.findings) == (not kinds)

@@ -89,6 +89,23 @@ class Resolved:
     words: tuple[str, ...] = ()
 
 
+def _repository_names(root: str) -> frozenset[str]:
+    """What the project is named (its images, its installed package): the tree's folder
+    and, in a git checkout, the repository its ``origin`` remote names (``…/panel.git``)."""
+    names = {os.path.basename(root.rstrip(os.sep))}
+    try:
+        with open(os.path.join(root, ".git", "config"), encoding="utf-8",
+                  errors="replace") as config:
+            text = config.read(65536)
+    except OSError:
+        text = ""
+    m = re.search(r'\[remote "origin"\][^\[]*?^\s*url\s*=\s*(\S+)', text, re.M)
+    if m:
+        names.add(m.group(1).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+                  .removesuffix(".git"))
+    return frozenset(n.lower() for n in names if n)
+
+
 class Tree:
     """An index of the analysed files, for resolving what a command runs."""
 
@@ -102,8 +119,10 @@ class Tree:
             self._by_name[rel.rsplit("/", 1)[-1]].append(rel)
         self.console_scripts = self._console_scripts()
         self._entries: dict[str, Entry] = {}
+        self.repository_names = _repository_names(discovery.root)
         self.python = PythonIndex({rel: f for rel, f in self.files.items()
-                                   if rel.endswith((".py", ".pyw"))}, self.source)
+                                   if rel.endswith((".py", ".pyw"))}, self.source,
+                                  self.repository_names)
         self.php = PhpIndex(self.files, self.source)
         #: where Dockerfiles put tree files and folders in their images
         self._placed: dict[str, SourceFile] = {}

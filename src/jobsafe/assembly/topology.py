@@ -243,24 +243,6 @@ class TopologyAssembly(Step):
         """Display path -> the file's path in the analysed tree."""
         return {f.display: f.rel for f in self.discovery.files}
 
-    @cached_property
-    def _repository_names(self) -> frozenset[str]:
-        """What the repository's image is likely named after: the tree's folder and, in a
-        git checkout, the repository its ``origin`` remote names (``…/panel.git``)."""
-        root = self.discovery.root
-        names = {os.path.basename(root.rstrip(os.sep))}
-        try:
-            with open(os.path.join(root, ".git", "config"), encoding="utf-8",
-                      errors="replace") as config:
-                text = config.read(65536)
-        except OSError:
-            text = ""
-        m = re.search(r'\[remote "origin"\][^\[]*?^\s*url\s*=\s*(\S+)', text, re.M)
-        if m:
-            names.add(m.group(1).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-                      .removesuffix(".git"))
-        return frozenset(n.lower() for n in names if n)
-
     def _built_from(self, container: Container, dockerfile: str) -> Confidence | None:
         """Whether the container's image is built from ``dockerfile``: certainly when the
         manifest names its build; by the image's name matching the Dockerfile's folder or
@@ -275,12 +257,12 @@ class TopologyAssembly(Step):
         # Dockerfile's display path has folders)
         folder, name = os.path.split(self._tree_paths.get(dockerfile, dockerfile))
         names = {os.path.basename(folder) if folder else "", *(() if folder else
-                                                                self._repository_names)}
+                                                                self.tree.repository_names)}
         # an image of several (Containerfile.worker, docker/worker/Dockerfile): "worker",
         # or after the repository, "workorder-worker"
         part = name.split(".", 1)[1] if "." in name else os.path.basename(folder)
         if part:
-            names |= {part, *(f"{repo}-{part}" for repo in self._repository_names)}
+            names |= {part, *(f"{repo}-{part}" for repo in self.tree.repository_names)}
         if image_name(container.image) in names:
             return Confidence.LOW
         if runs_cron_daemon(container.command) and len(self.images.dockerfiles) == 1:

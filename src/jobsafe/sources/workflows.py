@@ -56,6 +56,42 @@ _WRITING_SCOPES = {"contents", "issues", "pull-requests", "packages", "deploymen
                    "discussions", "repository-projects", "actions"}
 
 
+_DB_CLIENT = re.compile(r"\b(?:psql|mysql)\b", re.I)
+#: a database client's host option (``-h HOST``, ``--host=HOST``)
+_DB_HOST = re.compile(r"(?:^|\s)(?:-h\s*|--host[=\s])\s*['\"]?([^\s'\"]+)")
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+
+def _own_database(run: str, stateful: re.Match) -> bool:
+    """A ``psql``/``mysql`` command against the runner itself, where a job's ``services:``
+    container listens: every one of the command's lines that runs the client names a local
+    host (and a client with no host connects locally too)."""
+    if not _DB_CLIENT.fullmatch(stateful.group(0)):
+        return False
+    for line in run.splitlines():
+        if _DB_CLIENT.search(line):
+            hosts = _DB_HOST.findall(line)
+            if any(host not in _LOCAL_HOSTS for host in hosts):
+                return False
+    return not any(_STATEFUL_RUN.search(line) and not _DB_CLIENT.search(line)
+                   for line in run.splitlines())
+
+
+_HOST_VARIABLES = re.compile(r"PGHOST|MYSQL_HOST|DB_HOST|DATABASE_URL|PGSERVICE")
+
+
+def _remote_database_env(job: YNode, step: YNode) -> bool:
+    """The step's or the job's environment points a database client at a host that is not
+    the runner (``PGHOST: db.example.com``, a ``DATABASE_URL``, or one from an expression)."""
+    for node in (job.get("env"), step.get("env")):
+        for name, value in node.items() if node is not None and isinstance(node.value, dict) \
+                else ():
+            if _HOST_VARIABLES.search(str(name)) and not any(
+                    host in str(value.value) for host in _LOCAL_HOSTS):
+                return True
+    return False
+
+
 def is_workflow(rel: str) -> bool:
     return "/.github/workflows/" in f"/{rel}" and rel.endswith((".yml", ".yaml"))
 
@@ -78,9 +114,13 @@ def scheduled_workflow(path: str, doc: YNode, lines: list[str]) -> ScheduledWork
     state, what = None, ""
     for _, job in (jobs.items() if jobs is not None else []):
         concurrency = concurrency or job.get("concurrency") is not None
+        services = job.get("services")
         for step in job.list_at("steps"):
             run, uses = step.text("run"), step.text("uses")
             stateful = _STATEFUL_RUN.search(run) if run else None
+            if stateful and services is not None and _own_database(run, stateful) and \
+                    not _remote_database_env(job, step):
+                stateful = None  # the job's own service container: gone with the run
             if state is None and stateful:
                 state, what = Span(path, step.line), stateful.group(0).strip()
             elif state is None and uses and _STATEFUL_ACTION.search(uses):

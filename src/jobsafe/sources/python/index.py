@@ -85,8 +85,9 @@ def _parse_in_pool(jobs: list[tuple[str, str]], workers: int,
 
 
 class PythonIndex:
-    def __init__(self, files: dict, read):
-        """``files``: rel -> SourceFile of every Python file; ``read(file)`` -> text or None."""
+    def __init__(self, files: dict, read, project_names: frozenset[str] = frozenset()):
+        """``files``: rel -> SourceFile of every Python file; ``read(file)`` -> text or None;
+        ``project_names``: what the project is called (see ``_installed_as``)."""
         self.files = files
         self.read = read
         self._modules: dict[str, ModuleFacts | None] = {}
@@ -115,6 +116,8 @@ class PythonIndex:
                 name = self.dotted(rel.rsplit("/src/", 1)[1])
             if name is not None:
                 self._by_dotted.setdefault(name, rel)
+        for name, rel in _installed_as(files, packages, project_names):
+            self._by_dotted.setdefault(name, rel)
         self._rel_by_display = {f.display: rel for rel, f in files.items()}
 
     @staticmethod
@@ -580,6 +583,29 @@ def _callable_names(unit: str) -> set[str]:
     the class or an instance of it, not the method); none for the module body."""
     head = unit.split(".", 1)[0]
     return set() if head.startswith("<") else {head}
+
+
+#: top-level folders a build installs as the project's package under the project's name
+#: (ganeti's autotools install ``lib/`` as ``ganeti``)
+_SOURCE_FOLDERS = ("lib", "python", "pylib")
+
+
+def _installed_as(files, packages: set[str], project_names: frozenset[str]):
+    """(dotted name, rel) of the modules of a source folder that is a package installed
+    under the project's name, when the tree has exactly one such folder and no package of
+    that name of its own: ``lib/utils/io.py`` is ``ganeti.utils.io``."""
+    folders = [f for f in _SOURCE_FOLDERS if f in packages]
+    names = {n.replace("-", "_") for n in project_names if n.replace("-", "_").isidentifier()}
+    if len(folders) != 1 or not names:
+        return
+    folder = folders[0]
+    taken = {rel.split("/", 1)[0] for rel in files if "/" in rel}
+    for name in sorted(names - taken - {folder}):
+        for rel in files:
+            if rel.startswith(f"{folder}/"):
+                inner = rel[len(folder) + 1:]
+                yield (f"{name}.{PythonIndex.dotted(inner)}" if inner != "__init__.py"
+                       else name), rel
 
 
 def _import_name(rel: str, packages: set[str]) -> str | None:

@@ -442,6 +442,8 @@ class LockCalls(DbLocks):
         redis = kind == "redis"
         if method == "add" and redis:
             return None
+        if self._caches_data(call, method):
+            return None
         ex_at = 2 if method == "set" else None  # redis: set(name, value, ex=None, px=None, ...)
         key_node = argument(call, "key", 0) or argument(call, "name", 0)
         key = self.eval.string(key_node) or (self.code(key_node) if key_node is not None else "?")
@@ -488,6 +490,22 @@ class LockCalls(DbLocks):
                     function=unit.name, ttl_slot=slot)
         self._symbols(unit, lock, call, api, **pending)
         return lock, call, None
+
+    def _caches_data(self, call, method: str) -> bool:
+        """A key written only if absent as a cache of data, not a lock: its answer dropped
+        (the call is a statement of its own), under a key that names no lock, holding a
+        computed value rather than a marker (``cache.add(key, sorted(locales), 3600)``)."""
+        if not isinstance(self._parent.get(call), cst.Expr):
+            return False
+        key = argument(call, "key", 0) or argument(call, "name", 0)
+        value = argument(call, "value", 1)
+        key_text = (self.eval.string(key) or self.code(key)) if key is not None else ""
+        if _LOCK_WORDS.search(key_text) or value is None:
+            return False
+        marker = self.eval.number(value) is not None or self.eval.string(value) is not None \
+            or (isinstance(value, cst.Name) and value.value in ("True", "False")) or (
+                isinstance(value, cst.Call) and bool(self.qualified(value.func) & _TOKENS))
+        return not marker
 
     def _watched(self, receiver, key_node, call, calls) -> bool:
         """A pipeline that watched the key before setting it (``pipe.watch(k)``, read,
@@ -1158,6 +1176,13 @@ def _stdlib(names: set[str]) -> bool:
 
 #: a parameter's name that says it holds a process id (``pid``, ``my_pid``)
 _PID_NAME = re.compile(r"(?:\w+_)?pid")
+#: words of a key that name a lock or a run in progress (``sync-lock``, ``job:running``)
+_LOCK_WORDS = re.compile(r"(?i)lock|mutex|semaphore|running|in.?progress|busy|singleton|"
+                         r"\bonce\b|guard")
+#: values that say who holds a key or since when: a marker, not cached data
+_TOKENS = {"os.getpid", "socket.gethostname", "platform.node", "uuid.uuid4", "uuid.uuid1",
+           "time.time", "time.monotonic", "django.utils.timezone.now",
+           "datetime.datetime.now", "datetime.datetime.utcnow", "threading.get_ident"}
 #: a function that tells whether a process is alive, by its name
 _PID_CHECKER = re.compile(r"(?i)^(pid_?exists|(is_)?process_?(alive|exists|running)|"
                           r"(is_)?pid_?(alive|running)|check_?pid)$")

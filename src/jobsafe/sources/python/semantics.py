@@ -1211,15 +1211,16 @@ class Semantics:
         later = [c for c in unit.object_calls.get(site.receiver or "", ())
                  if c[0] > site.span.line] if unit is not None else []
         made = self._object_class(site, where) if later else None
-        if made is None:
-            return found
         for _, method, release, span, end, when in later:
-            target = self.class_method(made[0], made[1], method)
+            target = self.class_method(made[0], made[1], method) if made is not None else None
             if target is None or not self._lets_go(target) or \
                     when is not None and not self._runs_when(when, where):
                 continue
             return [replace(lock, release=release, release_span=span,
                             scope_lines=(site.scope_lines[0], end))
+                    if lock in held else lock for lock in found]
+        if held and site.object_confined:  # dropped on return: its files closed
+            return [replace(lock, release="finally", release_span=None)
                     if lock in held else lock for lock in found]
         return found
 

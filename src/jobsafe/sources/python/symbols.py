@@ -179,6 +179,9 @@ class CallSite:
     #: the object the site makes or calls a method of (``inst = Guard(p)``, ``self.lock()``),
     #: as written: its later method calls are the unit's ``object_calls``
     receiver: str | None = None
+    #: that object is a local the unit never lets out of it (not returned, passed or
+    #: stored): dropped, its files closed, when the unit returns
+    object_confined: bool = False
 
 
 @dataclass(frozen=True)

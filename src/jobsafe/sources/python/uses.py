@@ -197,7 +197,40 @@ class UseSites(LockCalls, Hazards):
                 self._site(unit, scan, call, value, "call", (self.line(call), self.unit_end(unit)),
                            "process-exit", handle=self._assigned_to(call),
                            handle_releases=tuple(releases), files=tuple(files),
-                           receiver=self._object_of(unit, call, calls))
+                           receiver=self._object_of(unit, call, calls),
+                           object_confined=self._object_confined(unit, call))
+
+    def _object_confined(self, unit: Unit, call: cst.Call) -> bool:
+        """The object a call makes (``x = Guard()``) or calls a method of (``x.lock()``) is
+        a local of the unit that never leaves it: CPython drops it, closing its files, when
+        the unit returns."""
+        func = call.func
+        name = func.value.value if isinstance(func, cst.Attribute) and \
+            isinstance(func.value, cst.Name) else self._assigned_to(call)
+        return name is not None and name in self._confined_locals(unit)
+
+    def _confined_locals(self, unit: Unit) -> frozenset[str]:
+        """Locals of a function only ever assigned or used as ``name.attribute`` (never
+        returned, passed, stored, entered or yielded), its parameters and the names it
+        declares global excepted (memoised per unit)."""
+        memo = self.__dict__.setdefault("_confined_memo", {})
+        if id(unit) not in memo:
+            if not isinstance(unit.node, cst.FunctionDef):
+                memo[id(unit)] = frozenset()
+                return memo[id(unit)]
+            bound, leaked = set(), set(unit.params)
+            for n in self._unit_nodes(unit.node):
+                if type(n) in (cst.Global, cst.Nonlocal):
+                    leaked.update(item.name.value for item in n.names)
+                if type(n) is not cst.Name:
+                    continue
+                parent = self._parent.get(n)
+                if isinstance(parent, cst.AssignTarget) and parent.target is n:
+                    bound.add(n.value)
+                elif not (isinstance(parent, cst.Attribute) and parent.value is n):
+                    leaked.add(n.value)
+            memo[id(unit)] = frozenset(bound - leaked)
+        return memo[id(unit)]
 
     def _object_of(self, unit: Unit, call: cst.Call, calls) -> str | None:
         """The object a call makes (``x = Guard()``) or calls a method of (``self.lock()``,
@@ -233,7 +266,7 @@ class UseSites(LockCalls, Hazards):
 
     def _site(self, unit: Unit, scan, node, callee, use, scope, release, release_span=None,
               handle=None, handle_releases=(), result_used: bool | None = None,
-              files=(), receiver: str | None = None) -> None:
+              files=(), receiver: str | None = None, object_confined: bool = False) -> None:
         if callee is UNKNOWN:
             return
         called = type(node) is cst.Call
@@ -245,6 +278,7 @@ class UseSites(LockCalls, Hazards):
             self._observe(unit, scan, node, handle, scope),
             call=call if isinstance(call, Call) else None, handle_releases=handle_releases,
             arg_origins=origins, files=files, receiver=receiver,
+            object_confined=object_confined,
             result_used=result_used if result_used is not None else
             not called or self._result_checked(node),
             discarded=called and isinstance(self._parent.get(node), cst.Expr),
