@@ -448,3 +448,127 @@ def test_a_key_added_if_absent_is_a_lock_only_when_used_as_one(write_tree, body,
     assert [lock.kind for lock in job.all_locks] == kinds
     assert sorted(f.rule for f in analysis.findings if f.rule != "JOB101") == rules
     assert any(f.rule == "JOB101" for f in analysis.findings) == (not kinds)
+
+
+# -- a source folder the build installs under the project's name (autotools' lib/ as the
+# package) is imported by that name
+
+INSTALLED_HELPER = '''import fcntl
+
+_HANDLES = []
+
+
+def take(path):
+    fh = open(path, "w")
+    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _HANDLES.append(fh)
+    return fh
+'''
+
+
+@pytest.mark.parametrize("origin, folders, guarded", [
+    ("https://github.com/acme/widget.git", ("lib",), True),
+    ("git@github.com:acme/widget.git", ("lib",), True),
+    # the project is called something else: `widget` is a library, not this tree
+    ("https://github.com/acme/gadget.git", ("lib",), False),
+    # two folders that could be the package: not guessed
+    ("https://github.com/acme/widget.git", ("lib", "python"), False),
+])
+def test_a_source_folder_installed_under_the_projects_name(write_tree, origin, folders,
+                                                           guarded):
+    files = {".git/config": f'[remote "origin"]\n\turl = {origin}\n',
+             "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/run.py\n",
+             "jobs/run.py": "from widget import locks\n\n\ndef main():\n"
+                            "    locks.take('/var/lock/run')\n    print('work')\n\n\n"
+                            "if __name__ == '__main__':\n    main()\n"}
+    for folder in folders:
+        files[f"{folder}/__init__.py"] = ""
+        files[f"{folder}/locks.py"] = INSTALLED_HELPER
+    analysis = run_analysis(write_tree(files))
+    [job] = analysis.project.jobs
+    assert [lock.kind for lock in job.all_locks] == (["flock"] if guarded else [])
+    assert any(f.rule == "JOB101" for f in analysis.findings) is not guarded
+
+
+# -- a lock object a project factory makes and the job acquires: one lock, with the wait the
+# acquisition gives and the TTL the factory is given through **kwargs
+
+LOCK_FACTORY = '''import redis_lock
+from django.core.cache import caches
+
+
+def get_redis_lock(name, **kwargs):
+    client = caches["redis"].client.get_client()
+    return redis_lock.Lock(client, name, **kwargs)
+'''
+
+
+@pytest.mark.parametrize("made, acquired, expected", [
+    ('get_redis_lock("sync-lock", expire=120)', "lock.acquire(timeout=5)", (5.0, 120.0)),
+    ('get_redis_lock("sync-lock", expire=120)', "lock.acquire(blocking=False)", (None, 120.0)),
+    # a TTL only the run knows: set, not missing
+    ('get_redis_lock("sync-lock", expire=ttl)', "lock.acquire(timeout=5)", (5.0, -1.0)),
+])
+def test_a_lock_object_from_a_factory_is_one_lock(write_tree, made, acquired, expected):
+    job = ("import os\n\nfrom app.utils import get_redis_lock\n\n\ndef main():\n"
+           "    ttl = int(os.environ['TTL'])\n"
+           f"    lock = {made}\n    if not {acquired}:\n        return\n"
+           "    try:\n        print('work')\n    finally:\n        lock.release()\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 90s python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "", "app/utils.py": LOCK_FACTORY,
+                       "jobs/sync.py": job})
+    analysis = run_analysis(root)
+    [lock] = analysis.project.jobs[0].all_locks
+    assert (lock.wait_seconds, lock.ttl_seconds) == expected
+    assert not analysis.findings
+
+
+# -- peewee's spellings: a conditional update whose row count decides, and for_update()
+
+PEEWEE_JOB = '''import os
+
+from peewee import CharField, Model
+
+
+class Job(Model):
+    owner = CharField(null=True)
+
+
+def claim(me):
+    query = Job.update(owner=me).where(Job.id == 1, Job.owner.is_null())
+    updated = query.execute()
+    return Job.get_by_id(1) if updated else None
+
+
+def main():
+    me = str(os.getpid())
+{body}
+    print("working")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("body, expected", [
+    ('    if Job.update(owner=me).where(Job.id == 1, Job.owner.is_null()).execute() == 0:\n'
+     '        return', [("db-claim", None)]),
+    ('    if claim(me) is None:\n        return', [("db-claim", None)]),
+    ('    rows = list(Job.select().where(Job.id == 1).for_update())\n'
+     '    if not rows:\n        return', [("db-row-lock", True)]),
+    ('    rows = list(Job.select().for_update("FOR UPDATE SKIP LOCKED"))\n'
+     '    if not rows:\n        return', [("db-row-lock", False)]),
+    # a plain write, its count unread; a select that locks nothing
+    ('    Job.update(owner=me).where(Job.id == 1).execute()', []),
+    ('    rows = list(Job.select().where(Job.id == 1).for_update(for_update=False))', []),
+    ('    claim(me)', []),
+])
+def test_peewee_lock_spellings(write_tree, body, expected):
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "jobs/sync.py": PEEWEE_JOB.format(body=body)})
+    [job] = run_analysis(root).project.jobs
+    locks = [lock for lock in job.all_locks if lock.function == "main"]
+    assert [(lock.kind, lock.blocking if lock.kind == "db-row-lock" else None)
+            for lock in locks] == expected

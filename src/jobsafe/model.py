@@ -455,6 +455,8 @@ class WorkflowFacts:
     state_what: str = ""
     #: for fixes: a top-level key goes above ``jobs:`` (a block mapping's key)
     jobs_slot: KeySlot | None = None
+    #: the longest a run can last before GitHub cancels it (None: not bounded)
+    max_run_seconds: float | None = None
 
 
 @dataclass(frozen=True)

@@ -298,7 +298,7 @@ class ManifestAssembly(Step):
                 id=f"gha:{span.path}:{span.line}", source="gha", span=span, schedule=schedule,
                 command=workflow.name, never_runs=never, workflow=WorkflowFacts(
                     workflow.name, workflow.concurrency, workflow.state_change,
-                    workflow.state_what, workflow.jobs_slot)))
+                    workflow.state_what, workflow.jobs_slot, workflow.max_run_seconds)))
 
     def _ansible(self) -> None:
         groups: dict[str, tuple[int, Span]] = {}

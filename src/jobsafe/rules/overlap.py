@@ -390,6 +390,9 @@ class WorkflowScheduleOverlap(Rule):
             wf = job.workflow
             if wf is None or wf.concurrency or wf.state_change is None:
                 continue
+            interval = job.schedule.min_interval_seconds
+            if wf.max_run_seconds is not None and interval and wf.max_run_seconds < interval:
+                continue  # cancelled by its timeouts before the next run starts
             yield self.finding(
                 job.span,
                 message("scheduled workflow {name} (`{schedule}`) has no `concurrency:` group "

@@ -34,6 +34,10 @@ class ScheduledWorkflow:
     state_change: Span | None  # the first step that changes external state
     state_what: str
     jobs_slot: KeySlot | None = None  # above the top-level ``jobs:`` key
+    #: the longest a run can last on GitHub-hosted runners (its longest chain of jobs, each
+    #: cut at its ``timeout-minutes``); None when nothing bounds it (a self-hosted runner,
+    #: a timeout or runner given by an expression)
+    max_run_seconds: float | None = None
 
 
 def _write_scopes(permissions: YNode | None) -> tuple[int, str] | None:
@@ -145,5 +149,56 @@ def scheduled_workflow(path: str, doc: YNode, lines: list[str]) -> ScheduledWork
     jobs_slot = KeySlot(Span(path, jobs.key_line, 1, jobs.key_line, 1), doc.column - 1) \
         if jobs is not None and jobs.key_line and not doc.flow else None
     return ScheduledWorkflow(doc.text("name") or path, crons, concurrency, state, what,
-                             jobs_slot)
+                             jobs_slot, _max_run_seconds(jobs))
+
+
+#: GitHub cancels a job that runs longer than its ``timeout-minutes``, 360 unless set
+_DEFAULT_JOB_MINUTES = 360.0
+#: labels of GitHub's own runners (the standard and the larger ones)
+_HOSTED = re.compile(r"(?:ubuntu|windows|macos)-[\w.-]+$")
+
+
+def _max_run_seconds(jobs: YNode | None) -> float | None:
+    """How long a run can last at most: the longest chain of ``needs:`` through its jobs,
+    each cut at its timeout. Only GitHub-hosted runners start a job soon after it is
+    queued; on a self-hosted one it may wait in the queue, so nothing is bounded."""
+    if jobs is None or not isinstance(jobs.value, dict) or not jobs.value:
+        return None
+    minutes: dict[str, float] = {}
+    needs: dict[str, list[str]] = {}
+    for name, job in jobs.items():
+        runner = job.get("runs-on")
+        labels = [runner.value] if runner is not None and isinstance(runner.value, str) else \
+            [e.value for e in runner.elements()] if runner is not None and \
+            isinstance(runner.value, list) else []
+        if job.get("uses") is not None or not labels or not all(
+                isinstance(label, str) and _HOSTED.match(label) for label in labels):
+            return None  # a reusable workflow, a self-hosted or computed runner
+        timeout = job.get("timeout-minutes")
+        if timeout is None:
+            minutes[name] = _DEFAULT_JOB_MINUTES
+        else:
+            try:
+                minutes[name] = float(str(timeout.value))
+            except ValueError:
+                return None  # ${{ ... }}
+        given = job.get("needs")
+        needs[name] = [given.value] if given is not None and isinstance(given.value, str) \
+            else [str(e.value) for e in given.elements()] if given is not None else []
+    longest: dict[str, float] = {}
+
+    def chain(name: str, seen: frozenset[str]) -> float | None:
+        if name in seen or name not in minutes:
+            return None  # a cycle, or a job that is not there: GitHub refuses the workflow
+        if name not in longest:
+            before = [chain(n, seen | {name}) for n in needs[name]]
+            if any(b is None for b in before):
+                return None
+            longest[name] = minutes[name] + max((b for b in before if b is not None),
+                                                default=0.0)
+        return longest[name]
+
+    totals = [chain(name, frozenset()) for name in minutes]
+    return None if any(t is None for t in totals) else \
+        max(t for t in totals if t is not None) * 60
 

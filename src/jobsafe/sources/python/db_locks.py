@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 #: words without which a module takes no database lock this module recognises (the
 #: prefilter; a tuple is a conjunction)
 PREFILTER_TOKENS = ("select_for_update", "with_for_update", r"(?i)for\s+update",
-                    "update_on_match",
+                    "update_on_match", r"\.for_update\(",
                     r"(?i)\block\s+(?:table\s+)?\S+\s+in\s",
                     # a claim: an update whose row count is kept, tested or returned
                     (r"(?:=|\bif\b|\breturn\b|\bnot\b|\bwhile\b)[^\n#]*\.update\(",
@@ -74,6 +74,15 @@ class DbLocks(ModuleBase):
             return self._claim(call, unit, calls, self._chain_model(func.value))
         if method == "update_on_match":  # NoRowsMatched decides, wherever it is caught
             return self._claim(call, unit, calls, self._chain_model(func.value))
+        if method == "for_update":  # peewee: query.for_update(), its SQL text as an option
+            return self._peewee_row_lock(call, unit)
+        if method == "execute" and not call.args and self._decides(call):
+            # peewee: Model.update(...).where(...).execute(), the row count decides
+            update = self._chain_call(func.value, "update")
+            steps = self._steps(func.value)
+            if update is not None and "where" in steps and steps[-1][:1].isupper() and \
+                    not _clears_only(update):
+                return self._claim(call, unit, calls, steps[-1])
         if method in ("create", "get_or_create") and self._is_query(func.value) and \
                 self._stopped_by_integrity_error(call):
             return self._unique_row(call, unit, calls, self._chain_model(func.value))
@@ -96,6 +105,34 @@ class DbLocks(ModuleBase):
         if m and " where " in f" {sql.lower()} " and (
                 self._decides(call) or "returning" in sql.lower() or self._rowcount_read(call, calls)):
             return self._claim(call, unit, calls, m.group(1))
+        return None
+
+    def _peewee_row_lock(self, call, unit):
+        """``query.for_update()`` (``for_update=False``: none; the option's SQL text, such
+        as ``"FOR UPDATE SKIP LOCKED"``, says how it waits)."""
+        option = argument(call, "for_update", 0)
+        if option is not None and self.eval.falsy(option):
+            return None
+        text = (self.eval.string(option) or "").lower() if option is not None else ""
+        nowait = argument(call, "nowait", 1)
+        return self._row_lock(call, unit, self._chain_model(call.func.value),
+                              True if "nowait" in text else nowait, "skip locked" in text)
+
+    def _chain_call(self, node, method: str):
+        """The call of ``method`` in a call chain (a local followed to what it holds)."""
+        for _ in range(40):
+            if isinstance(node, cst.Name):
+                node = self._local_chain(node)
+                if node is None:
+                    return None
+            elif isinstance(node, cst.Call):
+                if isinstance(node.func, cst.Attribute) and node.func.attr.value == method:
+                    return node
+                node = node.func
+            elif isinstance(node, cst.Attribute):
+                node = node.value
+            else:
+                return None
         return None
 
     # -- the three kinds
@@ -210,7 +247,8 @@ class DbLocks(ModuleBase):
 
     def _decides(self, call) -> bool:
         """The call's result decides what runs next: tested in an ``if``/``while``, returned,
-        or assigned to a name a test then reads."""
+        or assigned to a name a test then reads, or that a ``return`` then tells its caller
+        (``return row if updated else None``)."""
         for parent in self.parents(call):
             if isinstance(parent, (cst.If, cst.While)):
                 return _in_test(parent, call) and not _only_reports(parent)
@@ -222,10 +260,13 @@ class DbLocks(ModuleBase):
         if name is None:
             return self._owner_confirmed(call)
         unit = self.unit_at(call)
+        read = re.compile(rf"\b{re.escape(name)}\b")
         return any(type(n) in (cst.If, cst.While) and self.line(n) > self.line(call) and
-                   re.search(rf"\b{re.escape(name)}\b", self.code(n.test)) and
-                   not _only_reports(n) for n in self._nodes_of(unit)) or \
-            self._owner_confirmed(call)
+                   read.search(self.code(n.test)) and not _only_reports(n) or
+                   type(n) is cst.Return and n.value is not None and
+                   self.line(n) > self.line(call) and isinstance(n.value, cst.IfExp) and
+                   read.search(self.code(n.value.test)) is not None
+                   for n in self._nodes_of(unit)) or self._owner_confirmed(call)
 
     def _owner_confirmed(self, call) -> bool:
         """An update that writes who holds the row (``{"locked_by": me}``), its row count

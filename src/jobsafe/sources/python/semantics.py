@@ -8,6 +8,7 @@ Every answer is memoised; recursion is bounded, so cycles in the project's code 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ...model import CodeFact, Confidence, Lock, LockScope, Release, Span
 from . import apis
 from ...model import UNKNOWN_TTL
+from ...paths import is_test_path
 from .django_settings import alias_scope, cache_backends, is_settings_module
 from .facts import MODULE, ClassInfo, ModuleFacts, Unit
 from .hazards_model import Retries, derive
@@ -248,6 +250,8 @@ class Semantics:
         self._users_memo: dict[tuple, list] = {}
         #: (module, function) -> whether it calls a method named like an effect method
         self._effect_callers: dict[tuple[str, str], bool] = {}
+        #: (module, class) -> the calls that make it, with where they are written
+        self._made_by: dict[tuple[str, str], list[tuple[Call, Where]]] = {}
 
     # -- modules and names
     def facts(self, rel: str) -> ModuleFacts | None:
@@ -322,7 +326,9 @@ class Semantics:
             found = self.argument(value, where)
             if found is None and value.name == "cls" and "." in where.unit:
                 return f"class:{where.rel}:{where.unit.rsplit('.', 1)[0]}"  # a classmethod's
-            return self.kind(found[0], found[1], depth + 1) if found else UNKNOWN_KIND
+            if found is None:
+                return self._constructed_with(value, where, depth)
+            return self.kind(found[0], found[1], depth + 1)
         if isinstance(value, SelfRef):
             return f"instance:{where.rel}:{value.cls}"
         if isinstance(value, Attr):
@@ -337,6 +343,52 @@ class Semantics:
             kinds = [self.kind(v, where, depth + 1) for v in value.options]
             return next((k for k in kinds if k not in (UNKNOWN_KIND, "const")), UNKNOWN_KIND)
         return UNKNOWN_KIND
+
+    def _constructed_with(self, param: Param, where: Where, depth: int) -> str:
+        """What a constructor's parameter is, read from the calls that make the class across
+        the tree outside its tests (``BackupManager(self)`` in ``Server.__init__``: a
+        ``Server``), when those that can be followed agree: an object stored on ``self`` in
+        ``__init__`` gets its type from whoever builds it."""
+        owner = param.owner or where.unit
+        if not owner.endswith(".__init__") or param.name in ("self", "cls"):
+            return UNKNOWN_KIND
+        cls = owner[:-len(".__init__")]
+        init = self.units_of(where.rel).get(owner)
+        params = [p for p in init.params[1:] if p != init.star_kwargs] if init else []
+        if param.name not in params:
+            return UNKNOWN_KIND
+        position = params.index(param.name)
+        kinds = {self.kind(given, at, depth + 1) for call, at in self._constructions(
+            where.rel, cls) if (given := call.arg(param.name, position)) is not None}
+        kinds.discard(UNKNOWN_KIND)  # (a caller whose argument is not followed says nothing)
+        return kinds.pop() if len(kinds) == 1 else UNKNOWN_KIND
+
+    def _constructions(self, rel: str, cls: str) -> list[tuple[Call, Where]]:
+        """The calls in the tree that make class ``cls`` of module ``rel`` (memoised; only
+        modules whose text calls it by that name are read)."""
+        key = (rel, cls)
+        if key not in self._made_by:
+            self._made_by[key] = []  # (a cycle through a parameter's kind finds none)
+            name = cls.rsplit(".", 1)[-1]
+            needle = re.compile(rf"\b{re.escape(name)}\(")
+            found = []
+            for other, f in sorted(self.index.files.items()):
+                if is_test_path(other):
+                    continue  # tests build it with doubles
+                text = self.index.read(f)
+                if not text or not needle.search(text):
+                    continue
+                facts = self.index.module(other)
+                for unit in facts.units.values() if facts is not None and \
+                        facts.error is None else ():
+                    at = Where(other, unit.name)
+                    for site in unit.callsites:
+                        callee = site.callee
+                        if isinstance(callee, Call) and _last_name(callee.func) == name and \
+                                self.kind(callee.func, at) == f"class:{rel}:{cls}":
+                            found.append((callee, at))
+            self._made_by[key] = found
+        return self._made_by[key]
 
     def argument(self, param: Param, where: Where) -> tuple[Value, Where] | None:
         """What a parameter holds: the argument of the call being followed, else its
@@ -1199,6 +1251,10 @@ class Semantics:
                             result_checked=_checked(lock, site)
                             if lock.try_lock and handed_back and _answers(lock, inner_site)
                             else lock.result_checked))
+        if obj is not None:  # the factory's own lock is this object: counted once, with
+            # what this acquisition says (its wait, its answer)
+            found = [lock for lock in found
+                     if lock is obj or (lock.kind, lock.api) != (obj.kind, obj.api)]
         return self._let_go_by_object(found, site, where)
 
     def _let_go_by_object(self, found: list[Lock], site: CallSite, where: Where) -> list[Lock]:
@@ -1676,7 +1732,8 @@ class Semantics:
             value = partial.applied(value)
         func = self.kind(value.func, where)
         if func.startswith("lib:") and func[4:] in apis.LOCK_CONSTRUCTORS:
-            return func[4:], apis.LOCK_CONSTRUCTORS[func[4:]], value, where
+            return func[4:], apis.LOCK_CONSTRUCTORS[func[4:]], self._kwargs_given(value, where), \
+                where
         if func.startswith("class:"):  # class SearchLock(redis.lock.Lock)
             return self._library_lock_class(func, value, where)
         method = _method(value.func)
@@ -1698,6 +1755,18 @@ class Semantics:
                 if found is not None:
                     return found
         return None
+
+    def _kwargs_given(self, call: Call, where: Where) -> Call:
+        """A call that passes on its function's ``**kwargs``, with the literal keywords the
+        function was given (``Lock(client, name, **kwargs)`` in a factory called with
+        ``expire=120``); unchanged when they are not all known."""
+        unit = self.unit(where)
+        if not call.star or unit is None or unit.star_kwargs is None:
+            return call
+        found = self.mapping(Param(unit.star_kwargs), where)
+        if found is None or not all(isinstance(v, Const) for _, v in found[0].items):
+            return call
+        return Call(call.func, call.args + found[0].items, False, call.span)
 
     def _library_lock_class(self, func: str, ctor: Call, where: Where):
         """A project class built on a library lock class: the library's lock, made with what
@@ -1851,6 +1920,17 @@ class Semantics:
 
 #: Django's cache objects: the default alias, and the mapping of every alias
 _DJANGO_CACHES = {"django.core.cache.cache": "default", "django.core.cache.caches": "*"}
+
+
+def _last_name(func: Value) -> str | None:
+    """``C`` of ``C``, ``mod.C`` and ``Imported("pkg.mod.C")``."""
+    if isinstance(func, Global):
+        return func.name
+    if isinstance(func, Attr):
+        return func.name
+    if isinstance(func, Imported):
+        return func.dotted.rsplit(".", 1)[-1]
+    return None
 
 
 def _receiver(func: Value) -> Value | None:
