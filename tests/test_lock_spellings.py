@@ -572,3 +572,51 @@ def test_peewee_lock_spellings(write_tree, body, expected):
     locks = [lock for lock in job.all_locks if lock.function == "main"]
     assert [(lock.kind, lock.blocking if lock.kind == "db-row-lock" else None)
             for lock in locks] == expected
+
+
+# -- a lock library's decorator, and Redis's fork valkey under its own name
+
+CELERY_TASKS = '''from celery import shared_task
+{imports}
+
+
+{decorators}
+def sync_contacts():
+    print("syncing")
+'''
+
+
+@pytest.mark.parametrize("imports, decorators, expected", [
+    ("from mitol.common.decorators import single_task",
+     "@shared_task\n@single_task(30)", [("redis-lock", 30.0)]),
+    ("from mitol.common import decorators",
+     "@shared_task\n@decorators.single_task(10, key='contacts')", [("redis-lock", 10.0)]),
+    # a project decorator of the same name that takes no lock
+    ("def single_task(timeout):\n    return lambda f: f",
+     "@shared_task\n@single_task(30)", []),
+])
+def test_a_lock_librarys_decorator(write_tree, imports, decorators, expected):
+    root = write_tree({
+        "app/__init__.py": "", "app/tasks.py": CELERY_TASKS.format(imports=imports,
+                                                                    decorators=decorators),
+        "app/celery.py": "from celery import Celery\n\napp = Celery('app')\n"
+                         "app.conf.beat_schedule = {'sync': {'task': 'app.tasks.sync_contacts',"
+                         " 'schedule': 300.0}}\n",
+    })
+    [job] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.ttl_seconds) for lock in job.all_locks] == expected
+
+
+@pytest.mark.parametrize("imports, lock", [
+    ("import valkey as redis\nfrom valkey.lock import Lock",
+     "Lock(redis.Valkey(), 'sync', timeout=60, blocking_timeout=1)"),
+    ("import valkey", "valkey.StrictRedis().lock('sync', timeout=60, blocking_timeout=1)"),
+])
+def test_valkey_is_redis_under_another_name(write_tree, imports, lock):
+    job = (f"{imports}\n\n\ndef main():\n    lock = {lock}\n    if not lock.acquire():\n"
+           "        return\n    try:\n        print('work')\n    finally:\n"
+           "        lock.release()\n\n\nif __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 50s python3 /srv/jobs/sync.py\n",
+                       "jobs/sync.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.ttl_seconds) for lock in job_.all_locks] == [("redis-lock", 60.0)]

@@ -297,3 +297,21 @@ def test_the_code_read_gets_no_warnings_of_python_about_it(recwarn):
     assert cache_backends([text]) == {}
     assert not [w for w in recwarn if issubclass(w.category, (DeprecationWarning,
                                                               SyntaxWarning))]
+
+
+def test_a_local_defined_by_itself_is_followed_a_bounded_depth(write_tree):
+    """``path = os.path.join(path, "x")``: the value of ``path`` refers to itself (koji's
+    save_failed_tree.py); reading it must end, not recurse until Python's stack runs out."""
+    job = ("import fcntl\nimport os\n\n\ndef main(full=False):\n"
+           "    path = os.getcwd()\n"
+           "    if not full:\n        path = os.path.join(path, 'builddir')\n"
+           "    if not os.path.exists(path):\n        raise SystemExit(1)\n"
+           "    fh = open(path + '.lock', 'w')\n"
+           "    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\n    print('work')\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/save.py\n",
+                       "jobs/save.py": job})
+    analysis = run_analysis(root)
+    assert not analysis.internal_errors
+    [job_] = analysis.project.jobs
+    assert [lock.kind for lock in job_.all_locks] == ["flock"]

@@ -148,9 +148,23 @@ def huey_lock(scope: LockScope) -> LockApi:
 
 # django-huey's module-level helper uses the HUEY setting (Redis by default)
 LOCK_CONSTRUCTORS["huey.contrib.djhuey.lock_task"] = huey_lock("cluster")
+#: decorators of lock libraries that hold a lock around each call of what they decorate,
+#: tried once (a busy lock skips the call or raises)
+LOCK_DECORATORS = {
+    # mitol-django-common: client.lock(f"task-lock:{key}", timeout=timeout)
+    # .acquire(blocking=False) around a Celery task, released in a finally
+    "mitol.common.decorators.single_task": LockApi("redis-lock", "cluster", stale="ttl",
+                                                   ttl_arg="timeout", ttl_pos=0,
+                                                   key_arg="key", key_pos=None),
+}
+#: valkey-py, Redis's fork, keeps redis-py's API under its own name
+LOCK_CONSTRUCTORS["valkey.lock.Lock"] = LOCK_CONSTRUCTORS["redis.lock.Lock"]
+LOCK_CONSTRUCTORS["valkey.asyncio.lock.Lock"] = LOCK_CONSTRUCTORS["redis.asyncio.lock.Lock"]
 
 REDIS_CLIENT_FACTORIES = {"django_valkey.get_valkey_connection", "valkey.Valkey",
                           "valkey.Valkey.from_url", "valkey.from_url", "valkey.StrictValkey",
+                          "valkey.Redis", "valkey.StrictRedis", "valkey.client.Valkey",
+                          "valkey.asyncio.Valkey",
                           "redis.Redis", "redis.StrictRedis", "redis.from_url",
                           "redis.Redis.from_url", "redis.StrictRedis.from_url",
                           "redis.client.Redis", "redis.client.StrictRedis",

@@ -47,6 +47,7 @@ PREFILTER_TOKENS = (r"(?<![bcBC])(?<!skip_)lock", "Lock", r"(?<![BC])(?<!SKIP )L
                     "setnx", r"nx\s*=",
                     "advisory", "O_EXCL", r"(?<![A-Za-z])pid", "Pid", "PID", "SingleInstance",
                     "Redlock", "QueueOnce", "Semaphore", "mutex",
+                    *(rf"\b{name.rsplit('.', 1)[-1]}\b" for name in apis.LOCK_DECORATORS),
                     r"cache\.add\(|caches\[.*\]\.add\(",  # Django's cache.add(key) as a lock
                     # a hand-made lock file without a lock-like name: tested, created
                     # (what _creation recognises), removed
@@ -181,15 +182,26 @@ class LockCalls(DbLocks):
         return lock
 
     def _decorator_locks(self, unit: Unit):
-        """A lock a decorator holds around the whole function (``@huey.lock_task("x")``)."""
+        """A lock a decorator holds around the whole function (``@huey.lock_task("x")``, a
+        lock library's decorator: ``apis.LOCK_DECORATORS``)."""
         if not isinstance(unit.node, cst.FunctionDef):
             return []
         found = []
         for decorator in unit.node.decorators:
             d = decorator.decorator
-            spec = self._constructor(d) if isinstance(d, cst.Call) else None
+            if not isinstance(d, cst.Call):
+                continue
+            library = next((n for n in sorted(self.qualified(d.func))
+                            if n in apis.LOCK_DECORATORS), None)
+            if library is not None:
+                found.append((self._make_lock(
+                    LockSpec(library, apis.LOCK_DECORATORS[library], d), d, unit,
+                    release="finally", scope=(self.line(unit.node), self.unit_end(unit)),
+                    blocking=False, wait=0.0, try_lock=True, checked=True), d, None))
+                continue
+            spec = self._constructor(d)
             if spec is None or spec.api.kind != "huey-lock":
-                continue  # lock objects used as decorators are Huey's only, so far
+                continue  # (of the lock objects, only Huey's is also a decorator)
             blocking, wait = self._wait(spec.api, spec.ctor, None)
             found.append((self._make_lock(spec, d, unit, release="with",
                                           scope=(self.line(unit.node), self.unit_end(unit)),

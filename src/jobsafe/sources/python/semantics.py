@@ -472,7 +472,7 @@ class Semantics:
         if isinstance(value, Call) and isinstance(value.func, Attr) and \
                 value.func.name in ("get", "pop"):  # kwargs.get("key", default)
             mapping = self.mapping(value.func.base, where)
-            key = self.string(value.arg(None, 0), where)
+            key = self.string(value.arg(None, 0), where, depth + 1)
             if mapping is not None and key is not None:
                 passed = mapping[0].get(key)
                 if passed is not None:
@@ -491,7 +491,7 @@ class Semantics:
                 except (TypeError, ValueError):
                     return None
             if func in ("lib:os.path.join", "lib:posixpath.join"):
-                parts = [self.string(arg, where) for _, arg in value.args]
+                parts = [self.string(arg, where, depth + 1) for _, arg in value.args]
                 strings = [p for p in parts if p is not None]
                 return Const(posixpath.join(*strings)) if strings and \
                     len(strings) == len(parts) and not value.star else None
@@ -552,8 +552,8 @@ class Semantics:
         return float(found.value) if found is not None and isinstance(found.value, (int, float)) \
             and not isinstance(found.value, bool) else None
 
-    def string(self, value: Value | None, where: Where) -> str | None:
-        found = self.constant(value, where)
+    def string(self, value: Value | None, where: Where, depth: int = 0) -> str | None:
+        found = self.constant(value, where, depth)
         return found.value if found is not None and isinstance(found.value, str) else None
 
     def _imported(self, dotted: str, where: Where, depth: int) -> str:
