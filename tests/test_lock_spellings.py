@@ -620,3 +620,53 @@ def test_valkey_is_redis_under_another_name(write_tree, imports, lock):
                        "jobs/sync.py": job})
     [job_] = run_analysis(root).project.jobs
     assert [(lock.kind, lock.ttl_seconds) for lock in job_.all_locks] == [("redis-lock", 60.0)]
+
+
+GET_OR_CREATE = '''def secret(name):
+    value = r.get(name)
+    if value is not None:
+        return value
+    new_value = os.urandom(16).hex()
+    if r.setnx(name, new_value):
+        return new_value
+    return r.get(name)
+'''
+
+
+@pytest.mark.parametrize("body, helpers, expected", [
+    # an expiry at an absolute time: set, its length not known statically
+    ('    if not r.set("lock:sync", "me", nx=True, exat=int(time.time()) + 600):\n'
+     '        return', "", [("redis-key", -1.0)]),
+    # get-or-create: a value stored for good and read back is no lock
+    ('    key = secret("app:secret")', GET_OR_CREATE, []),
+    # a lock a class takes in one method and lets go of in another keeps being one
+    ('    guard = Guard("sync")\n    if not guard.acquire():\n        return',
+     'class Guard:\n    def __init__(self, key):\n        self.key = key\n'
+     '        self.token = os.urandom(8).hex()\n\n    def acquire(self):\n'
+     '        return r.set(self.key, self.token, nx=True)\n\n    def release(self):\n'
+     '        r.delete(self.key)\n', [("redis-key", None)]),
+])
+def test_set_if_absent_keys_that_are_locks_and_that_are_not(write_tree, body, helpers,
+                                                           expected):
+    job = ("import os\nimport time\n\nimport redis\n\nr = redis.Redis()\n\n\n" + helpers +
+           f"\n\ndef main():\n{body}\n    print('work')\n\n\nif __name__ == '__main__':\n"
+           "    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "jobs/sync.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.ttl_seconds, lock.function) for lock in job_.all_locks] == [
+        (*e, "main") for e in expected]
+
+
+@pytest.mark.parametrize("lock, expected", [
+    ('apt_pkg.FileLock("/var/lib/apt/lists/lock")', [("lockf", "host", "with")]),
+    ("apt_pkg.SystemLock()", [("lockf", "host", "with")]),
+    ('apt_pkg.Cache()', []),
+])
+def test_python_apts_locks(write_tree, lock, expected):
+    job = (f"import apt_pkg\n\n\ndef main():\n    with {lock}:\n        print('update')\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/upd.py\n",
+                       "jobs/upd.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.scope, lock.release) for lock in job_.all_locks] == expected

@@ -89,6 +89,9 @@ LOCK_CONSTRUCTORS: dict[str, LockApi] = {
                                                  key_arg="path"),
     "pid.PidFile": LockApi("pid-file", "host", stale="pid-check", key_arg="pidname",
                            acquires_on_create=False, wait_default=0.0),
+    # python-apt: fcntl record locks that raise when another process holds them
+    "apt_pkg.FileLock": LockApi("lockf", "host", key_arg="file", key_pos=0, wait_default=0.0),
+    "apt_pkg.SystemLock": LockApi("lockf", "host", key_pos=None, wait_default=0.0),
     # cluster scope
     "redis.lock.Lock": LockApi("redis-lock", "cluster", stale="ttl", ttl_arg="timeout",
                                ttl_pos=2, wait_arg="blocking_timeout", key_pos=1,

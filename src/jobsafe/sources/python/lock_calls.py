@@ -471,7 +471,11 @@ class LockCalls(DbLocks):
                 number = self.eval.number(px)
                 ttl = number / 1000 if number is not None else (
                     None if self.eval.is_none(px) else UNKNOWN_TTL)
-            if ex is None and px is None:
+            at = next((a for a in (argument(call, "exat", None), argument(call, "pxat", None))
+                       if a is not None and not self.eval.is_none(a)), None)
+            if at is not None:
+                ttl = UNKNOWN_TTL  # an expiry at an absolute time: set, its length unknown
+            elif ex is None and px is None:
                 expire = self._following_expire(receiver, key_node, call, calls)
                 ttl = expire
         else:
@@ -486,6 +490,9 @@ class LockCalls(DbLocks):
         receiver_text = self.code(receiver)
         delete = self._key_release(receiver_text, key_node, call, calls)
         release, release_span, end = self._release_kind(delete, None, unit)
+        if ttl is None and delete is None and self._stores_data(call) and \
+                self._reads_key(receiver_text, key_node, calls):
+            return None  # get-or-create: a value stored for good and read back, not a lock
         api = f"{'redis' if redis else 'cache'}.{method}"
         if not redis:
             slot = self._argument_slot(call, "timeout", 2)
@@ -505,10 +512,13 @@ class LockCalls(DbLocks):
 
     def _caches_data(self, call, method: str) -> bool:
         """A key written only if absent as a cache of data, not a lock: its answer dropped
-        (the call is a statement of its own), under a key that names no lock, holding a
-        computed value rather than a marker (``cache.add(key, sorted(locales), 3600)``)."""
-        if not isinstance(self._parent.get(call), cst.Expr):
-            return False
+        (the call is a statement of its own) and the key stores data (``_stores_data``):
+        ``cache.add(key, sorted(locales), 3600)``."""
+        return isinstance(self._parent.get(call), cst.Expr) and self._stores_data(call)
+
+    def _stores_data(self, call) -> bool:
+        """The key names no lock (``lock``, ``running``, ``busy`` …) and is given a computed
+        value rather than a marker (a literal, a PID, a host name, a time, a UUID)."""
         key = argument(call, "key", 0) or argument(call, "name", 0)
         value = argument(call, "value", 1)
         key_text = (self.eval.string(key) or self.code(key)) if key is not None else ""
@@ -518,6 +528,13 @@ class LockCalls(DbLocks):
             or (isinstance(value, cst.Name) and value.value in ("True", "False")) or (
                 isinstance(value, cst.Call) and bool(self.qualified(value.func) & _TOKENS))
         return not marker
+
+    def _reads_key(self, receiver_text: str, key_node, calls) -> bool:
+        """The function reads the key's value (``r.get(key)``) from the same client."""
+        return key_node is not None and any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "get" and c.args and
+            self.code(c.func.value) == receiver_text and self._same_key(c.args[0].value, key_node)
+            for c in calls)
 
     def _watched(self, receiver, key_node, call, calls) -> bool:
         """A pipeline that watched the key before setting it (``pipe.watch(k)``, read,
