@@ -670,3 +670,76 @@ def test_python_apts_locks(write_tree, lock, expected):
                        "jobs/upd.py": job})
     [job_] = run_analysis(root).project.jobs
     assert [(lock.kind, lock.scope, lock.release) for lock in job_.all_locks] == expected
+
+
+# -- a claim taken two calls down through classmethods, raising when another run holds it,
+# and a sweeper elsewhere in the tree that lets old claims go
+
+CLAIM_SERVICE = '''import contextlib
+import os
+
+from app.models import Entry, db
+
+
+class QueueService:
+    @classmethod
+    def _claim(cls, entry_id):
+        me = str(os.getpid())
+        db.session.query(Entry).filter(Entry.id == entry_id, Entry.locked_by.is_(None)).update(
+            {"locked_by": me})
+        entry = db.session.query(Entry).filter(Entry.id == entry_id).first()
+        if entry.locked_by != me:
+            raise RuntimeError("claimed by another run")
+
+    @classmethod
+    def _claim_with_retries(cls, entry_id):
+        return cls._claim(entry_id)
+
+    @classmethod
+    @contextlib.contextmanager
+    def claimed(cls, entry_id):
+        cls._claim_with_retries(entry_id)
+        try:
+            yield
+        finally:
+            db.session.query(Entry).filter(Entry.id == entry_id).update({"locked_by": None})
+'''
+
+SWEEPER = '''import datetime
+
+from app.models import {model}, db
+
+
+def remove_stale_claims():
+    cutoff = datetime.datetime.now() - datetime.timedelta(minutes=4)
+    for entry in {model}.query.filter({model}.locked_at <= cutoff).all():
+        entry.locked_by = None
+        db.session.add(entry)
+    db.session.commit()
+'''
+
+
+@pytest.mark.parametrize("sweeper, expected, rules", [
+    (None, ("none", None), ["JOB206"]),
+    (SWEEPER.format(model="Entry"), ("age-check", 240.0), []),
+    # a sweeper of another model lets these claims go no sooner
+    (SWEEPER.format(model="Other"), ("none", None), ["JOB206"]),
+])
+def test_a_claim_two_calls_down_and_its_sweeper(write_tree, sweeper, expected, rules):
+    files = {
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/work.py\n",
+        "app/__init__.py": "", "app/models.py": "db = None\n\n\nclass Entry:\n    pass\n\n\n"
+                                                 "class Other:\n    pass\n",
+        "app/queue.py": CLAIM_SERVICE,
+        "jobs/work.py": "from app.queue import QueueService\n\n\ndef main():\n"
+                        "    with QueueService.claimed(1):\n        print('work')\n\n\n"
+                        "if __name__ == '__main__':\n    main()\n",
+    }
+    if sweeper:
+        files["app/sweeper.py"] = sweeper
+    analysis = run_analysis(write_tree(files))
+    [job] = analysis.project.jobs
+    [lock] = job.all_locks
+    assert (lock.kind, lock.span.path, lock.span.line) == ("db-claim", "jobs/work.py", 5)
+    assert (lock.stale_handling, lock.ttl_seconds) == expected
+    assert sorted(f.rule for f in analysis.findings) == rules

@@ -107,6 +107,46 @@ class DbLocks(ModuleBase):
             return self._claim(call, unit, calls, m.group(1))
         return None
 
+    def _claim_sweeps(self, unit: Unit, nodes, calls) -> list:
+        """(model, age limit, function) of the claims a function sweeps: it selects rows of a model
+        by a claimed-at column older than a limit (``Model.locked_at <= now - limit``, or
+        ``locked_at__lt=``) and clears an owner on them (``entry.locked_by = None``,
+        ``.update(locked_by=None)``). The limit is the claim's expiry, wherever it is taken."""
+        clears = any(type(n) is cst.Assign and isinstance(n.value, cst.Name) and
+                     n.value.value == "None" and
+                     any(isinstance(t.target, cst.Attribute) for t in n.targets)
+                     for n in nodes) or any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "update" and
+            "None" in self.code(c) for c in calls)
+        if not clears:
+            return []
+        sweeps = []
+        for c in calls:
+            if not (isinstance(c.func, cst.Attribute) and
+                    c.func.attr.value in ("filter", "filter_by", "where", "exclude")):
+                continue
+            for arg in c.args:
+                limit = self._older_than(arg)
+                if limit is not None:
+                    sweeps.append((self._chain_model(c.func.value) if
+                                   not isinstance(limit[0], str) else limit[0],
+                                   self.sym.value(limit[1], unit), unit.name))
+        return sweeps
+
+    def _older_than(self, arg: cst.Arg):
+        """(model or None, the limit) of a filter argument that keeps rows older than a
+        limit: ``Model.col <= limit`` / ``<``, or ``col__lt=limit`` / ``__lte``."""
+        if arg.keyword is not None and _EXPIRY_LOOKUP.search(arg.keyword.value):
+            return None, _age(arg.value)
+        for node in [arg.value, *walk(arg.value)]:
+            if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and \
+                    isinstance(node.comparisons[0].operator,
+                               (cst.LessThan, cst.LessThanEqual)) and \
+                    isinstance(node.left, cst.Attribute) and \
+                    isinstance(node.left.value, cst.Name):
+                return node.left.value.value, _age(node.comparisons[0].comparator)
+        return None
+
     def _peewee_row_lock(self, call, unit):
         """``query.for_update()`` (``for_update=False``: none; the option's SQL text, such
         as ``"FOR UPDATE SKIP LOCKED"``, says how it waits)."""
@@ -157,9 +197,12 @@ class DbLocks(ModuleBase):
             expiry = number if number is not None else UNKNOWN_TTL
         release_call = self._reset(call, calls, model)
         release, release_span, end = self._release_kind(release_call, None, unit)
+        # a claim that raises when another run holds the row is no try-lock to its caller:
+        # the function returns only with the row claimed
         lock = Lock(kind="db-claim", scope="cluster", span=self.span(call), key=model,
                     ttl_seconds=expiry, stale_handling="age-check" if expiry is not None
-                    else "none", blocking=False, api="conditional update", try_lock=True,
+                    else "none", blocking=False, api="conditional update",
+                    try_lock=not self._raises_unless_claimed(call),
                     result_checked=True, release=release, release_span=release_span,
                     scope_lines=(self.line(call), end), function=unit.name)
         if limit is not None and expiry == UNKNOWN_TTL:
@@ -267,6 +310,22 @@ class DbLocks(ModuleBase):
                    self.line(n) > self.line(call) and isinstance(n.value, cst.IfExp) and
                    read.search(self.code(n.value.test)) is not None
                    for n in self._nodes_of(unit)) or self._owner_confirmed(call)
+
+    def _raises_unless_claimed(self, call) -> bool:
+        """Losing the claim raises: an ``if`` after it that tests its count, the name it is
+        assigned to or the row's owner raises, and no ``return`` of the function tells."""
+        unit = self.unit_at(call)
+        name = self._assigned_to(call)
+        line = self.line(call)
+        tests = [n for n in self._nodes_of(unit) if type(n) is cst.If and self.line(n) > line]
+        if any(type(n) is cst.Return and n.value is not None and self.line(n) > line
+               for n in self._nodes_of(unit)):
+            return False
+        read = re.compile(rf"\b{re.escape(name)}\b") if name else None
+        return any(any(isinstance(x, cst.Raise) for x in walk(n.body)) and (
+            _in_test(n, call) or read is not None and read.search(self.code(n.test)) or
+            re.search(r"\.(?:locked_by|owner|claimed_by|holder)\b", self.code(n.test)))
+            for n in tests)
 
     def _owner_confirmed(self, call) -> bool:
         """An update that writes who holds the row (``{"locked_by": me}``), its row count
@@ -424,6 +483,14 @@ def _in_test(statement, call) -> bool:
 def _table(sql: str) -> str:
     m = re.search(r"\b(?:from|update|table|lock)\s+\"?(\w+)", sql, re.I)
     return m.group(1) if m else "?"
+
+
+def _age(limit: cst.BaseExpression) -> cst.BaseExpression:
+    """The age a cutoff stands for: ``b`` of ``a - b`` (``now - timedelta(minutes=5)``),
+    else the cutoff itself (a local, followed by ``semantics``)."""
+    if isinstance(limit, cst.BinaryOperation) and isinstance(limit.operator, cst.Subtract):
+        return limit.right
+    return limit
 
 
 def _called_name(call: cst.Call) -> str | None:

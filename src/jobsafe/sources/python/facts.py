@@ -109,6 +109,10 @@ class ModuleFacts:
     internal_error: str | None = None
     #: jobs declared to in-process schedulers (Celery beat, APScheduler, ...)
     schedules: list = field(default_factory=list)
+    #: claims this module lets go of when they are old: (model, the age limit compared
+    #: to, the function that sweeps them) — a sweeper job's ``UPDATE … SET owner = NULL
+    #: WHERE claimed_at < now - limit``
+    claim_sweeps: list = field(default_factory=list)
     #: read without libcst (``light``): the names each function and method calls
     #: (``Class.method`` -> names), to tell whether it may reach a lock before parsing it
     function_calls: dict[str, frozenset[str]] = field(default_factory=dict)

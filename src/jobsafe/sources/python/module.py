@@ -395,6 +395,7 @@ class _ModuleAnalyser(UseSites):
         acquisitions.extend(self._decorator_locks(unit))
         acquisitions.extend(self._lock_files(unit, nodes, calls))
         acquisitions.extend(self._pids_under_kernel_locks(unit, acquisitions, calls))
+        self.facts.claim_sweeps.extend(self._claim_sweeps(unit, nodes, calls))
         acquisitions = [(self._with_release_fix(lock, at, calls), at, handle)
                         for lock, at, handle in acquisitions]
         unit.locks.extend(lock for lock, _, _ in acquisitions)

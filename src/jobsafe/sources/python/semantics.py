@@ -147,15 +147,15 @@ def _answers(lock: Lock, site: CallSite) -> bool:
 def _claim_ignored(lock: Lock, site: CallSite) -> bool:
     """A database claim a helper answers for ("did I claim it"), called by code that does
     not look at the answer: a state change it makes, not a guard of the caller's."""
-    return lock.kind == "db-claim" and lock.release == "none" and site.use == "call" and \
-        (site.discarded or not site.result_used)
+    return lock.kind == "db-claim" and lock.release == "none" and lock.try_lock and \
+        site.use == "call" and (site.discarded or not site.result_used)
 
 
 def claim_kept(lock: Lock, site: CallSite, unit: Unit) -> bool:
     """A database claim taken at ``site`` that the function does not answer its caller
     for: it decides there (its caller's call tells nothing of it)."""
-    return lock.kind == "db-claim" and lock.release == "none" and not site.answered and \
-        not (site.call is not None and site.call in unit.returns)
+    return lock.kind == "db-claim" and lock.release == "none" and lock.try_lock and \
+        not site.answered and not (site.call is not None and site.call in unit.returns)
 
 
 def _checked(lock: Lock, site: CallSite) -> bool:
@@ -252,6 +252,8 @@ class Semantics:
         self._effect_callers: dict[tuple[str, str], bool] = {}
         #: (module, class) -> the calls that make it, with where they are written
         self._made_by: dict[tuple[str, str], list[tuple[Call, Where]]] = {}
+        #: model -> the expiry a sweeper gives its claims (built on first use)
+        self._sweeps: dict[str, float] | None = None
 
     # -- modules and names
     def facts(self, rel: str) -> ModuleFacts | None:
@@ -754,7 +756,44 @@ class Semantics:
 
     def lock(self, lock: Lock, symbols: LockSymbols | None, where: Where) -> Lock | None:
         """A lock as the whole tree tells it: its fields re-read from its call (constants
-        of other modules, settings, a helper's arguments), its receiver confirmed."""
+        of other modules, settings, a helper's arguments), its receiver confirmed, a claim's
+        expiry given by a sweeper elsewhere in the tree."""
+        found = self._lock(lock, symbols, where)
+        if found is not None and found.kind == "db-claim" and found.stale_handling == "none" \
+                and found.key:
+            swept = self._swept(found.key)
+            if swept is not None:
+                return replace(found, stale_handling="age-check", ttl_seconds=swept)
+        return found
+
+    def _swept(self, model: str) -> float | None:
+        """The expiry of claims on a model that some function of the tree sweeps when they
+        are older than a limit (``ModuleFacts.claim_sweeps``): the limit in seconds, or
+        ``UNKNOWN_TTL`` when it is read at run time; None when nothing sweeps them."""
+        if self._sweeps is None:
+            self._sweeps = {}
+            for rel in sorted(self.index.files):
+                facts = self.index.module(rel) if self.index.might_lock(rel) else None
+                for swept, limit, owner in facts.claim_sweeps if facts is not None else ():
+                    seconds = self._age_seconds(limit, Where(rel, owner))
+                    known = self._sweeps.get(swept)
+                    self._sweeps[swept] = seconds if known is None or known == UNKNOWN_TTL \
+                        else min(known, seconds) if seconds != UNKNOWN_TTL else known
+        return self._sweeps.get(model)
+
+    def _age_seconds(self, limit: Value, where: Where) -> float:
+        """The length of an age limit, followed to what a local holds (``cutoff = now -
+        limit``: the limit); a limit read at run time is ``UNKNOWN_TTL``."""
+        if isinstance(limit, Local):
+            found = self.local(limit, where)
+            if found is not None:
+                limit, where = found
+        if isinstance(limit, BinOp) and limit.op == "-":
+            limit = limit.right
+        value = self.number(limit, where)
+        return value if value is not None and value > 0 else UNKNOWN_TTL
+
+    def _lock(self, lock: Lock, symbols: LockSymbols | None, where: Where) -> Lock | None:
         if symbols is None:
             return lock
         if symbols.api == PATH_HELPER:
@@ -1573,8 +1612,8 @@ class Semantics:
             rel, name = rest.split(":", 1)
             return self._wrappers(rel, name, env)
         if isinstance(callee, Call) and kind == "method":  # self.helper(...), obj.run(...)
-            receiver, _, method = rest.rpartition(".")
-            if receiver.startswith("instance:"):
+            receiver, _, method = rest.rpartition(".")  # (Cls.make(...): a classmethod)
+            if receiver.startswith(("instance:", "class:")):
                 _, rel, cls = receiver.split(":", 2)
                 found = self.class_method(rel, cls, method)
                 if found is not None:

@@ -60,8 +60,9 @@ class UseSites(LockCalls, Hazards):
         if lock.kind in ("redis-key", "cache-key") and lock.release == "none" and \
                 self._returned(at, nodes):
             return True  # "did I get it": the caller holds the key, and deletes it
-        if lock.kind == "db-claim" and lock.release == "none" and self._answered(at, nodes):
-            return True  # "did I claim it": the caller runs the work only when claimed
+        if lock.kind == "db-claim" and lock.release == "none" and (
+                not lock.try_lock or self._answered(at, nodes)):
+            return True  # "did I claim it", or claimed on return: the caller holds the row
         if lock.kind in ("pid-file", "lock-file", "lock-dir") and lock.release == "none" and \
                 lock.path is not None and lock.path.startswith("self.") and \
                 unit.params[:1] == ("self",):
