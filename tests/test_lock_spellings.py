@@ -743,3 +743,39 @@ def test_a_claim_two_calls_down_and_its_sweeper(write_tree, sweeper, expected, r
     assert (lock.kind, lock.span.path, lock.span.line) == ("db-claim", "jobs/work.py", 5)
     assert (lock.stale_handling, lock.ttl_seconds) == expected
     assert sorted(f.rule for f in analysis.findings) == rules
+
+
+# -- a helper that hands back a locking query: the caller runs it, in its transaction
+
+LOCK_OBJECTS = '''from app.models import Stock
+
+
+def for_update(qs):
+    return qs.order_by("pk").select_for_update(of=("self",))
+
+
+def stock_qs_for_update():
+    return for_update(Stock.objects.all())
+'''
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("        rows = list(stock_qs_for_update().filter(id__in=[1, 2]))", [("db-row-lock", 13)]),
+    ("        rows = list(for_update(Stock.objects.filter(id=1)))", [("db-row-lock", 13)]),
+    # a helper that returns a plain query locks nothing
+    ("        rows = list(plain_qs().filter(id__in=[1, 2]))", []),
+])
+def test_a_locking_query_handed_back_is_taken_where_it_runs(write_tree, body, expected):
+    job = ("from django.db import transaction\n\nfrom app.lock_objects import for_update, "
+           "stock_qs_for_update\nfrom app.models import Stock\n\n\n"
+           "def plain_qs():\n    return Stock.objects.all()\n\n\n"
+           f"def main():\n    with transaction.atomic():\n{body}\n        print(rows)\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "", "app/lock_objects.py": LOCK_OBJECTS,
+                       "app/models.py": "from django.db import models\n\n\n"
+                                        "class Stock(models.Model):\n    pass\n",
+                       "jobs/sync.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.span.line) for lock in job_.all_locks
+            if lock.span.path == "jobs/sync.py"] == expected

@@ -1267,9 +1267,11 @@ class Semantics:
                             lock.holds(line) for line in unit.yield_lines) or
                             inner_site.use == "with" and
                             inner_site.call is not None and inner_site.call in unit.returns)
-                        if site.use != "decorator" and not entered and \
+                        handed_query = lock.kind == "db-row-lock" and handed_back
+                        if site.use != "decorator" and not entered and not handed_query and \
                                 lock.release not in HELD_ON_RETURN or _claim_ignored(lock, site):
-                            continue  # let go of before the function returns
+                            continue  # let go of before the function returns (a locking
+                            # query handed back is run by the caller, in its transaction)
                         # (a decorator's wrapper holds what it takes around the function)
                         release, release_span, end = lock.release, lock.release_span, \
                             site.scope_lines[1]

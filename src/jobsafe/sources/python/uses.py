@@ -60,6 +60,8 @@ class UseSites(LockCalls, Hazards):
         if lock.kind in ("redis-key", "cache-key") and lock.release == "none" and \
                 self._returned(at, nodes):
             return True  # "did I get it": the caller holds the key, and deletes it
+        if lock.kind == "db-row-lock" and self._returned(self._outermost_of(at), nodes):
+            return True  # a locking query handed back: the caller runs it, in its transaction
         if lock.kind == "db-claim" and lock.release == "none" and (
                 not lock.try_lock or self._answered(at, nodes)):
             return True  # "did I claim it", or claimed on return: the caller holds the row
@@ -77,6 +79,16 @@ class UseSites(LockCalls, Hazards):
                    self.code(n.value) == handle for n in nodes):
                 return True  # the handle is handed back
         return False
+
+    def _outermost_of(self, node):
+        """The whole call chain a step belongs to (``qs.select_for_update().order_by(…)``)."""
+        while True:
+            parent = self._parent.get(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node or \
+                    isinstance(parent, cst.Call) and parent.func is node:
+                node = parent
+                continue
+            return node
 
     def _answered(self, at, nodes) -> bool:
         """What the function returns tells whether the call at ``at`` succeeded: its value
