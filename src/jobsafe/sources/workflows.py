@@ -60,6 +60,15 @@ _WRITING_SCOPES = {"contents", "issues", "pull-requests", "packages", "deploymen
                    "discussions", "repository-projects", "actions"}
 
 
+def _local_build(uses: str, step: YNode) -> bool:
+    """``docker/build-push-action`` pushes only when told (``push: true``; it defaults to
+    false): a build that stays on the runner changes nothing outside it."""
+    if "docker/build-push-action" not in uses:
+        return False
+    push = step.get("with", "push")
+    return push is None or str(push.value).lower() in ("false", "0", "")
+
+
 _DB_CLIENT = re.compile(r"\b(?:psql|mysql)\b", re.I)
 #: a database client's host option (``-h HOST``, ``--host=HOST``)
 _DB_HOST = re.compile(r"(?:^|\s)(?:-h\s*|--host[=\s])\s*['\"]?([^\s'\"]+)")
@@ -127,7 +136,8 @@ def scheduled_workflow(path: str, doc: YNode, lines: list[str]) -> ScheduledWork
                 stateful = None  # the job's own service container: gone with the run
             if state is None and stateful:
                 state, what = Span(path, step.line), stateful.group(0).strip()
-            elif state is None and uses and _STATEFUL_ACTION.search(uses):
+            elif state is None and uses and _STATEFUL_ACTION.search(uses) and \
+                    not _local_build(uses, step):
                 state, what = Span(path, step.line), uses
     if state is None:  # the workflow says it writes: its token's write scopes
         for node in [doc, *(job for _, job in (jobs.items() if jobs is not None else []))]:
