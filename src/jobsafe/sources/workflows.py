@@ -158,8 +158,15 @@ def scheduled_workflow(path: str, doc: YNode, lines: list[str]) -> ScheduledWork
                         f"a step is given secrets.{secret.group(1)}"
     jobs_slot = KeySlot(Span(path, jobs.key_line, 1, jobs.key_line, 1), doc.column - 1) \
         if jobs is not None and jobs.key_line and not doc.flow else None
+    # runs started by other events (a push) overlap scheduled ones whatever their length;
+    # a manual run is the user's own doing
+    automatic = [str(event) for event, _ in on.items() if str(event) not in _SCHEDULED] \
+        if on is not None and isinstance(on.value, dict) else []
     return ScheduledWorkflow(doc.text("name") or path, crons, concurrency, state, what,
-                             jobs_slot, _max_run_seconds(jobs))
+                             jobs_slot, None if automatic else _max_run_seconds(jobs))
+
+
+_SCHEDULED = {"schedule", "workflow_dispatch"}
 
 
 #: GitHub cancels a job that runs longer than its ``timeout-minutes``, 360 unless set
