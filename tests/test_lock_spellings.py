@@ -747,7 +747,14 @@ def test_a_claim_two_calls_down_and_its_sweeper(write_tree, sweeper, expected, r
 
 # -- a helper that hands back a locking query: the caller runs it, in its transaction
 
-LOCK_OBJECTS = '''from app.models import Stock
+LOCK_OBJECTS = '''from django.db import transaction
+
+from app.models import Stock
+
+
+def refreshed():
+    with transaction.atomic():
+        return Stock.objects.select_for_update().get(pk=1)
 
 
 def for_update(qs):
@@ -764,10 +771,13 @@ def stock_qs_for_update():
     ("        rows = list(for_update(Stock.objects.filter(id=1)))", [("db-row-lock", 13)]),
     # a helper that returns a plain query locks nothing
     ("        rows = list(plain_qs().filter(id__in=[1, 2]))", []),
+    # one that locks in a transaction of its own lets go when that ends: its lock stays
+    # in the helper
+    ("        rows = [refreshed()]", []),
 ])
 def test_a_locking_query_handed_back_is_taken_where_it_runs(write_tree, body, expected):
     job = ("from django.db import transaction\n\nfrom app.lock_objects import for_update, "
-           "stock_qs_for_update\nfrom app.models import Stock\n\n\n"
+           "refreshed, stock_qs_for_update\nfrom app.models import Stock\n\n\n"
            "def plain_qs():\n    return Stock.objects.all()\n\n\n"
            f"def main():\n    with transaction.atomic():\n{body}\n        print(rows)\n\n\n"
            "if __name__ == '__main__':\n    main()\n")

@@ -60,7 +60,7 @@ class UseSites(LockCalls, Hazards):
         if lock.kind in ("redis-key", "cache-key") and lock.release == "none" and \
                 self._returned(at, nodes):
             return True  # "did I get it": the caller holds the key, and deletes it
-        if lock.kind == "db-row-lock" and self._returned(self._outermost_of(at), nodes):
+        if lock.kind == "db-row-lock" and self._hands_back_query(at, nodes):
             return True  # a locking query handed back: the caller runs it, in its transaction
         if lock.kind == "db-claim" and lock.release == "none" and (
                 not lock.try_lock or self._answered(at, nodes)):
@@ -79,6 +79,13 @@ class UseSites(LockCalls, Hazards):
                    self.code(n.value) == handle for n in nodes):
                 return True  # the handle is handed back
         return False
+
+    def _hands_back_query(self, at, nodes) -> bool:
+        """The function returns the locking query (or the rows it fetched) outside any
+        transaction block of its own: the rows stay locked in the caller's transaction,
+        where the caller runs the query or uses the rows."""
+        return self._transaction_block(at) is None and \
+            self._returned(self._outermost_of(at), nodes)
 
     def _outermost_of(self, node):
         """The whole call chain a step belongs to (``qs.select_for_update().order_by(…)``)."""
