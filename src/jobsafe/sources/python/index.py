@@ -259,9 +259,6 @@ class PythonIndex:
             grown = False
             for facts, unit in units:
                 own = _callable_names(unit.name)
-                method = unit.name.rsplit(".", 1)[-1] if "." in unit.name else ""
-                if method and method not in _BUILTIN_METHODS:
-                    own = own | {method}  # called as cls.method() / self.method() too
                 if own <= names:
                     continue
                 if any(self.may_reach(site, unit, facts, names) for site in unit.callsites):

@@ -252,6 +252,8 @@ class Semantics:
         self._effect_callers: dict[tuple[str, str], bool] = {}
         #: (module, class) -> the calls that make it, with where they are written
         self._made_by: dict[tuple[str, str], list[tuple[Call, Where]]] = {}
+        #: class-like name -> the call sites that call it (built on first use)
+        self._call_index: dict[str, list[tuple[Call, Where]]] | None = None
         #: model -> the expiry a sweeper gives its claims (built on first use)
         self._sweeps: dict[str, float] | None = None
 
@@ -347,10 +349,10 @@ class Semantics:
         return UNKNOWN_KIND
 
     def _constructed_with(self, param: Param, where: Where, depth: int) -> str:
-        """What a constructor's parameter is, read from the calls that make the class across
-        the tree outside its tests (``BackupManager(self)`` in ``Server.__init__``: a
-        ``Server``), when those that can be followed agree: an object stored on ``self`` in
-        ``__init__`` gets its type from whoever builds it."""
+        """What a constructor's parameter is, read from the calls that make the class in the
+        modules the prefilter keeps, outside tests (``BackupManager(self)`` in
+        ``Server.__init__``: a ``Server``), when those that can be followed agree: an object
+        stored on ``self`` in ``__init__`` gets its type from whoever builds it."""
         owner = param.owner or where.unit
         if not owner.endswith(".__init__") or param.name in ("self", "cls"):
             return UNKNOWN_KIND
@@ -366,31 +368,36 @@ class Semantics:
         return kinds.pop() if len(kinds) == 1 else UNKNOWN_KIND
 
     def _constructions(self, rel: str, cls: str) -> list[tuple[Call, Where]]:
-        """The calls in the tree that make class ``cls`` of module ``rel`` (memoised; only
-        modules whose text calls it by that name are read)."""
+        """The calls in the tree's analysed modules, outside tests, that make class ``cls``
+        of module ``rel`` (memoised)."""
         key = (rel, cls)
         if key not in self._made_by:
             self._made_by[key] = []  # (a cycle through a parameter's kind finds none)
             name = cls.rsplit(".", 1)[-1]
-            needle = re.compile(rf"\b{re.escape(name)}\(")
-            found = []
-            for other, f in sorted(self.index.files.items()):
-                if is_test_path(other):
-                    continue  # tests build it with doubles
-                text = self.index.read(f)
-                if not text or not needle.search(text):
+            self._made_by[key] = [(call, at) for call, at in self._calls_named().get(name, ())
+                                  if self.kind(call.func, at) == f"class:{rel}:{cls}"]
+        return self._made_by[key]
+
+    def _calls_named(self) -> dict[str, list[tuple[Call, Where]]]:
+        """Every call site of the modules the prefilter keeps (outside tests), by the last
+        name of what it calls: built once, read by every constructor's parameter."""
+        if self._call_index is None:
+            self._call_index = {}
+            for other in sorted(self.index.files):
+                if is_test_path(other) or not self.index.might_lock(other):
                     continue
                 facts = self.index.module(other)
                 for unit in facts.units.values() if facts is not None and \
                         facts.error is None else ():
-                    at = Where(other, unit.name)
                     for site in unit.callsites:
                         callee = site.callee
-                        if isinstance(callee, Call) and _last_name(callee.func) == name and \
-                                self.kind(callee.func, at) == f"class:{rel}:{cls}":
-                            found.append((callee, at))
-            self._made_by[key] = found
-        return self._made_by[key]
+                        if not isinstance(callee, Call):
+                            continue
+                        name = _last_name(callee.func)
+                        if name is not None and name[:1].isupper():
+                            self._call_index.setdefault(name, []).append(
+                                (callee, Where(other, unit.name)))
+        return self._call_index
 
     def argument(self, param: Param, where: Where) -> tuple[Value, Where] | None:
         """What a parameter holds: the argument of the call being followed, else its

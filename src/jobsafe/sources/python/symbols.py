@@ -329,6 +329,10 @@ def site_names(site: "CallSite", unit, facts) -> set[str]:
             bound += [v for v, _ in info.attrs.get(node.name, ())] if info is not None else []
         elif isinstance(node, Param) and node is callee:
             return set()  # a helper given the object: follow it
+        elif isinstance(node, Param) and node.name == "cls" and "." in unit.name:
+            names.add(unit.name.rsplit(".", 1)[0].rsplit(".", 1)[-1])  # a classmethod's class
+        elif isinstance(node, Imported) and node.dotted.count(".") >= 2:
+            names.add(node.dotted.rsplit(".", 2)[-2])  # Guard.make() of an imported class
         if not isinstance(node, (Attr, Item)):
             break
         node = node.base
