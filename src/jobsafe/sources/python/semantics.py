@@ -51,6 +51,10 @@ UNKNOWN_KIND = "unknown"
 #: how a lock a function takes is let go of when it is still held as the function returns
 HELD_ON_RETURN = ("none", "process-exit", "unknown")
 _MAX_DEPTH = 24
+#: the constructions read to type a constructor's parameter: at most so many of them,
+#: and not from deep inside another kind's reading (each one follows its own arguments)
+_MAX_CONSTRUCTIONS = 6
+_CONSTRUCTED_DEPTH = 4
 #: how many calls deep a use site's lock is followed (a helper calling a helper ... that locks)
 _MAX_USE_DEPTH = 8
 _SECONDS = {"weeks": 604800, "days": 86400, "hours": 3600, "minutes": 60, "seconds": 1,
@@ -354,7 +358,8 @@ class Semantics:
         ``Server.__init__``: a ``Server``), when those that can be followed agree: an object
         stored on ``self`` in ``__init__`` gets its type from whoever builds it."""
         owner = param.owner or where.unit
-        if not owner.endswith(".__init__") or param.name in ("self", "cls"):
+        if not owner.endswith(".__init__") or param.name in ("self", "cls") or \
+                depth > _CONSTRUCTED_DEPTH:
             return UNKNOWN_KIND
         cls = owner[:-len(".__init__")]
         init = self.units_of(where.rel).get(owner)
@@ -362,8 +367,11 @@ class Semantics:
         if param.name not in params:
             return UNKNOWN_KIND
         position = params.index(param.name)
-        kinds = {self.kind(given, at, depth + 1) for call, at in self._constructions(
-            where.rel, cls) if (given := call.arg(param.name, position)) is not None}
+        made = self._constructions(where.rel, cls)
+        if len(made) > _MAX_CONSTRUCTIONS:
+            return UNKNOWN_KIND  # a class made everywhere: its parameters are not one thing
+        kinds = {self.kind(given, at, depth + 1) for call, at in made
+                 if (given := call.arg(param.name, position)) is not None}
         kinds.discard(UNKNOWN_KIND)  # (a caller whose argument is not followed says nothing)
         return kinds.pop() if len(kinds) == 1 else UNKNOWN_KIND
 
@@ -1621,8 +1629,15 @@ class Semantics:
             rel, name = rest.split(":", 1)
             return self._wrappers(rel, name, env)
         if isinstance(callee, Call) and kind == "method":  # self.helper(...), obj.run(...)
-            receiver, _, method = rest.rpartition(".")  # (Cls.make(...): a classmethod)
-            if receiver.startswith(("instance:", "class:")):
+            receiver, _, method = rest.rpartition(".")
+            # a classmethod called on its class: entered (with Cls.held()), or called from
+            # the class's own code (cls._claim()); a plain call of another class's
+            # classmethod is not followed (most are factories and queries: the cost of
+            # following them all is several times the analysis)
+            own = isinstance(callee.func, Attr) and isinstance(callee.func.base, Param) and \
+                callee.func.base.name == "cls"
+            if receiver.startswith("instance:") or receiver.startswith("class:") and (
+                    use != "call" or own):
                 _, rel, cls = receiver.split(":", 2)
                 found = self.class_method(rel, cls, method)
                 if found is not None:

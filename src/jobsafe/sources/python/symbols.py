@@ -331,8 +331,9 @@ def site_names(site: "CallSite", unit, facts) -> set[str]:
             return set()  # a helper given the object: follow it
         elif isinstance(node, Param) and node.name == "cls" and "." in unit.name:
             names.add(unit.name.rsplit(".", 1)[0].rsplit(".", 1)[-1])  # a classmethod's class
-        elif isinstance(node, Imported) and node.dotted.count(".") >= 2:
-            names.add(node.dotted.rsplit(".", 2)[-2])  # Guard.make() of an imported class
+        elif isinstance(node, Imported) and node.dotted.count(".") >= 2 and \
+                site.use != "call":
+            names.add(node.dotted.rsplit(".", 2)[-2])  # with Guard.held(): imported class
         if not isinstance(node, (Attr, Item)):
             break
         node = node.base

@@ -20,7 +20,7 @@ from .hazards import Hazards
 from .idempotency import KeyFlow, argument_origins
 from .lock_calls import LockCalls
 from .symbols import UNKNOWN, Call, CallSite, LockSymbols, Param, PassedFile, project_candidate
-from .syntax import walk_unit
+from .syntax import walk, walk_unit
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -125,13 +125,41 @@ class UseSites(LockCalls, Hazards):
                 return True
         return False
 
-    def _decisions(self, unit: Unit) -> list:
-        """The ``return``, ``if`` and ``while`` statements of a unit (memoised: every use
-        site of the unit asks)."""
-        memo = self.__dict__.setdefault("_decisions_memo", {})
+    def _tells_caller(self, call, unit: Unit) -> bool:
+        """``_answered`` for every call site, by names rather than rendered code: the call
+        is returned, a handler of a ``try`` around it returns a value, or a name its result
+        is assigned to is read by a ``return`` of a value or by the test of an ``if`` that
+        returns one (``_told_names``)."""
+        if isinstance(self._parent.get(call), cst.Return):
+            return True
+        for parent in self.parents(call):
+            if isinstance(parent, cst.FunctionDef):
+                break
+            if isinstance(parent, cst.Try) and any(
+                    _tells(n) for handler in parent.handlers for n in walk_unit(handler)):
+                return True
+        names = self._result_names(call)
+        return bool(names) and not self._told_names(unit).isdisjoint(names)
+
+    def _told_names(self, unit: Unit) -> frozenset[str]:
+        """The names a unit's value-returns read, and those read by the tests of its
+        ``if``/``while`` statements that return a value (memoised per unit)."""
+        memo = self.__dict__.setdefault("_told_memo", {})
         if id(unit) not in memo:
-            memo[id(unit)] = [n for n in self._nodes_of(unit)
-                              if type(n) in (cst.Return, cst.If, cst.While)]
+            told: set[str] = set()
+            tests = []
+            for n in self._nodes_of(unit):
+                if type(n) is cst.Return and _tells(n):
+                    told.update(x.value for x in [n.value, *walk(n.value)]
+                                if isinstance(x, cst.Name))
+                    for parent in self.parents(n):  # the if/while it returns from
+                        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+                            break
+                        if isinstance(parent, (cst.If, cst.While)):
+                            tests.append(parent.test)
+            for test in tests:
+                told.update(x.value for x in [test, *walk(test)] if isinstance(x, cst.Name))
+            memo[id(unit)] = frozenset(told)
         return memo[id(unit)]
 
     def _result_names(self, call) -> list[str]:
@@ -303,7 +331,7 @@ class UseSites(LockCalls, Hazards):
             not called or self._result_checked(node),
             discarded=called and isinstance(self._parent.get(node), cst.Expr),
             answered=called and not isinstance(self._parent.get(node), cst.Expr) and
-            self._answered(node, self._decisions(unit)),
+            self._tells_caller(node, unit),
             silenced=called and self._silently_caught(node), when=self._run_when(node, unit),
             always=self._always_runs(node)))
 
