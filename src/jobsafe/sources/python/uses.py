@@ -10,7 +10,6 @@ lock rules judge it there. This mixin of the module analyser records both halves
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -63,7 +62,7 @@ class UseSites(LockCalls, Hazards):
         if lock.kind == "db-row-lock" and self._hands_back_query(at, nodes):
             return True  # a locking query handed back: the caller runs it, in its transaction
         if lock.kind == "db-claim" and lock.release == "none" and (
-                not lock.try_lock or self._answered(at, nodes)):
+                not lock.try_lock or self._tells_caller(at, unit)):
             return True  # "did I claim it", or claimed on return: the caller holds the row
         if lock.kind in ("pid-file", "lock-file", "lock-dir") and lock.release == "none" and \
                 lock.path is not None and lock.path.startswith("self.") and \
@@ -97,39 +96,12 @@ class UseSites(LockCalls, Hazards):
                 continue
             return node
 
-    def _answered(self, at, nodes) -> bool:
-        """What the function returns tells whether the call at ``at`` succeeded: its value
-        is returned, a handler of the ``try`` around it returns a value, or its result (a
-        name it is assigned to) is returned or tested by an ``if`` that returns a value (a
-        bare ``return`` on failure stops the function; it tells its caller nothing)."""
-        if self._returned(at, nodes):
-            return True
-        for parent in self.parents(at):
-            if isinstance(parent, cst.FunctionDef):
-                break
-            if isinstance(parent, cst.Try) and any(
-                    _tells(n) for handler in parent.handlers for n in walk_unit(handler)):
-                return True
-        names = self._result_names(at)
-        if not names:
-            return False
-        read = re.compile(rf"\b(?:{'|'.join(map(re.escape, names))})\b")
-        line = self.line(at)
-        for n in nodes:
-            if type(n) is cst.Return and n.value is not None:
-                if self.line(n) > line and read.search(self.code(n.value)):
-                    return True
-            elif type(n) in (cst.If, cst.While) and self.line(n) > line and \
-                    read.search(self.code(n.test)) and \
-                    any(_tells(x) for x in walk_unit(n.body)):
-                return True
-        return False
-
     def _tells_caller(self, call, unit: Unit) -> bool:
-        """``_answered`` for every call site, by names rather than rendered code: the call
-        is returned, a handler of a ``try`` around it returns a value, or a name its result
-        is assigned to is read by a ``return`` of a value or by the test of an ``if`` that
-        returns one (``_told_names``)."""
+        """What the function returns tells whether the call succeeded: the call is returned,
+        a handler of a ``try`` around it returns a value, or a name its result is assigned to
+        is read by a ``return`` of a value or by the test of an ``if`` that returns one
+        (``_told_names``; a bare ``return`` on failure tells the caller nothing). Read by
+        names, not rendered code: every call site asks."""
         if isinstance(self._parent.get(call), cst.Return):
             return True
         for parent in self.parents(call):
