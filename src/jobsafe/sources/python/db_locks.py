@@ -117,7 +117,8 @@ class DbLocks(ModuleBase):
                      any(isinstance(t.target, cst.Attribute) for t in n.targets)
                      for n in nodes) or any(
             isinstance(c.func, cst.Attribute) and c.func.attr.value == "update" and
-            "None" in self.code(c) for c in calls)
+            any(isinstance(x, cst.Name) and x.value == "None" for x in walk(c))
+            for c in calls)  # (read from the nodes: this runs for every function)
         if not clears:
             return []
         sweeps = []
