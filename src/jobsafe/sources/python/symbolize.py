@@ -23,7 +23,7 @@ from .symbols import (
     SelfRef,
     Value,
 )
-from .syntax import walk_unit
+from .syntax import children, walk_unit
 
 _BUILTINS = frozenset(dir(builtins))
 _OPERATORS = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/",
@@ -90,7 +90,7 @@ def nested_functions(body) -> set[str]:
     stack = [body]
     while stack:
         node = stack.pop()
-        for child in node.children:
+        for child in children(node):
             if isinstance(child, cst.FunctionDef):
                 out.add(child.name.value)
             elif not isinstance(child, (cst.ClassDef, cst.Lambda)):

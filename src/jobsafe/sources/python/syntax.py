@@ -1,6 +1,8 @@
 """Small helpers over libcst trees shared by the Python front end."""
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
 from .symbols import TYPING_WORDS
@@ -52,13 +54,75 @@ def contains(tree, node) -> bool:
     return tree is node or any(n is node for n in walk(tree))
 
 
+class _FieldOrder(cst.CSTVisitor):
+    """Records the fields a node visits, in its visiting order, without descending."""
+
+    def __init__(self):
+        self.fields: list[str] = []
+
+    def on_visit(self, node) -> bool:
+        return False
+
+    def on_visit_attribute(self, node, attribute) -> None:
+        self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node, attribute) -> None:
+        pass
+
+
+#: per node class: the fields its ``_visit_and_replace_children`` announced when probed,
+#: in order, and its other fields (a few classes visit a field only when it is set)
+_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+
+def _probe(node) -> tuple[str, ...]:
+    probe = _FieldOrder()
+    node._visit_and_replace_children(probe)
+    return tuple(probe.fields)
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children``, in the same order, without its cost.
+
+    libcst computes ``children`` by running the node's ``_visit_and_replace_children``,
+    which rebuilds (and validates) the node; that was half the time of a lock-heavy
+    module. The fields a class visits, and their order, are fixed by that method's code:
+    they are recorded once per class (every ``visit_*`` helper announces its field, even
+    an empty one) and read with ``getattr`` after. A class that skips a field when it is
+    None (``FormattedStringExpression.format_spec``) is probed again on the first node
+    where that field is set.
+    """
+    kind = type(node)
+    known = _FIELDS.get(kind)
+    if known is None:
+        fields = _probe(node)
+        others = tuple(f.name for f in dataclasses.fields(node) if f.name not in fields)
+        _FIELDS[kind] = known = (fields, others)
+    fields, others = known
+    if others and any(isinstance(getattr(node, f), (cst.CSTNode, tuple)) for f in others):
+        fields = _probe(node)
+        if len(fields) > len(known[0]):
+            _FIELDS[kind] = (fields, tuple(f for f in others if f not in fields))
+    out: list[cst.CSTNode] = []
+    for name in fields:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif isinstance(value, (tuple, list)):
+            out.extend(value)
+    return out
+
+
 def walk(node):
     """Every node below ``node`` (depth first, in source order)."""
-    stack = list(reversed(node.children))
+    stack = children(node)
+    stack.reverse()
     while stack:
         child = stack.pop()
         yield child
-        stack.extend(reversed(child.children))
+        below = children(child)
+        below.reverse()
+        stack.extend(below)
 
 
 def walk_unit(node):
@@ -69,4 +133,6 @@ def walk_unit(node):
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         yield child
-        stack.extend(reversed(child.children))
+        below = children(child)
+        below.reverse()
+        stack.extend(below)
