@@ -1,14 +1,17 @@
-"""The fast tree walk gives libcst's own ``node.children``: the same nodes, in the same
-order, for every node class the Python front end meets (findings depend on the order of
-``walk``: the first match wins in several recognisers)."""
+"""The fast tree walk and positions are libcst's own: ``node.children`` (the same nodes in
+the same order: findings depend on the order of ``walk``, the first match wins in several
+recognisers) and ``PositionProvider``'s ranges, for every node class the Python front end
+meets."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import libcst as cst
 import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from jobsafe.sources.python import syntax
+from jobsafe.sources.python.positions import positions
 from jobsafe.sources.python.syntax import children, walk
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,3 +71,26 @@ def test_walk_is_depth_first_in_source_order():
     module = cst.parse_module("a = b(c, d.e)\n")
     names = [n.value for n in walk(module) if isinstance(n, cst.Name)]
     assert names == ["a", "b", "c", "d", "e"]
+
+
+def _provider_ranges(module: cst.Module) -> dict[int, tuple[int, int, int, int]]:
+    ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return {id(node): (r.start.line, r.start.column, r.end.line, r.end.column)
+            for node, r in ranges.items()}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_positions_match_libcst(name):
+    module = cst.parse_module(SAMPLES[name], config=cst.PartialParserConfig(python_version="3.12"))
+    assert positions(module) == _provider_ranges(module)
+
+
+def test_positions_match_libcst_on_real_code():
+    """Decorators, parentheses, comments, line continuations, CRLF and multi-line strings
+    as real code writes them: every node's range is PositionProvider's."""
+    texts = [path.read_bytes() for folder in ("src", "tests")
+             for path in sorted((ROOT / folder).rglob("*.py"))]
+    texts.append(b"x = (1 +\r\n     2)  # crlf\r\ny = '''a\r\nb'''\r\nz = \\\r\n    3\r\n")
+    for text in texts:
+        module = cst.parse_module(text)
+        assert positions(module) == _provider_ranges(module)

@@ -673,7 +673,7 @@ class LockCalls(DbLocks):
                 if not (isinstance(checkout, cst.Call) and isinstance(checkout.func, cst.Attribute)
                         and checkout.func.attr.value in _CHECKOUTS):
                     continue
-                if unlock is not None and self.line(unlock) <= self._pos[parent].end.line:
+                if unlock is not None and self.line(unlock) <= self.end_line(parent):
                     return None, {}
                 receiver = checkout.func.value
                 made_by = self.client_kinds.get(self.code(receiver), set())

@@ -12,11 +12,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ...model import ArgumentSlot, Release, Span, StaleHandling
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
+from .positions import Range, positions
 from .symbolize import Symbolizer, assigned_names, bound_names
 from .syntax import ParentMap, dotted, is_main_guard
 from .values import Evaluator, argument
@@ -24,15 +24,6 @@ from .values import Evaluator, argument
 if TYPE_CHECKING:
     from .idempotency import Origin
     from .lock_calls import LockSpec
-
-
-def _positions(module: cst.Module):
-    """Every node's CodeRange. ``MetadataWrapper.resolve_many([PositionProvider])`` gives the
-    same, plus a full traversal for its (here empty) batch of batchable providers, which is
-    a third of the cost; the provider's own codegen pass is all that is needed. It is the
-    largest single cost of a module, so it is paid only for a module where something is
-    found (most modules the prefilter lets through yield nothing)."""
-    return PositionProvider()._gen(MetadataWrapper(module, unsafe_skip_copy=True))
 
 
 class _Collector(cst.CSTVisitor):
@@ -181,8 +172,11 @@ class ModuleBase:
         return set()
 
     @cached_property
-    def _pos(self):
-        return _positions(self.module)
+    def _ranges(self) -> dict[int, Range]:
+        """Every node's range. It is the largest single cost of a module, so it is paid
+        only for a module where something is found (most modules the prefilter lets
+        through yield nothing)."""
+        return positions(self.module)
 
     def _constructor_span(self, call: cst.Call) -> Span | None:
         """Where a lock object is made (a finding about its TTL points there); positions
@@ -194,14 +188,18 @@ class ModuleBase:
         return None
 
     def span(self, node) -> Span:
-        r = self._pos[node]
-        return Span(self.path, r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+        start_line, start_column, end_line, end_column = self._ranges[id(node)]
+        return Span(self.path, start_line, start_column + 1, end_line, end_column + 1)
 
     def line(self, node) -> int:
-        return self._pos[node].start.line
+        return self._ranges[id(node)][0]
 
     def end_line(self, node) -> int:
-        return self._pos[node].end.line
+        return self._ranges[id(node)][2]
+
+    def end(self, node) -> tuple[int, int]:
+        """Where a node ends: its last line, and the column after it (from 0)."""
+        return self._ranges[id(node)][2:]
 
     def unit_end(self, unit: Unit) -> int:
         """The last line of a unit (the module's for the module body)."""
@@ -287,19 +285,19 @@ class ModuleBase:
         if keyword is None or any(a.star == "*" for a in call.args):
             return None
         value = argument(call, keyword, position)
-        pos = self._pos[call]
-        line = self._lines[pos.end.line - 1]
-        rest = line[pos.end.column:]
-        line_end = Span(self.path, pos.end.line, len(line) + 1, pos.end.line, len(line) + 1) \
+        end_line, end_column = self.end(call)
+        line = self._lines[end_line - 1]
+        rest = line[end_column:]
+        line_end = Span(self.path, end_line, len(line) + 1, end_line, len(line) + 1) \
             if not rest.rstrip().endswith("\\") and not any(q in rest for q in "'\"#") \
             else None
         if call.args:
-            last = self._pos[call.args[-1].value].end
-            after = Span(self.path, last.line, last.column + 1, last.line, last.column + 1)
+            last_line, last_column = self.end(call.args[-1].value)
+            after = Span(self.path, last_line, last_column + 1, last_line, last_column + 1)
         elif all(isinstance(w, cst.SimpleWhitespace) and not w.value
                  for w in (call.whitespace_after_func, call.whitespace_before_args)):
-            start = self._pos[call.func].end  # right after "(" of "f()"
-            after = Span(self.path, start.line, start.column + 2, start.line, start.column + 2)
+            func_line, func_column = self.end(call.func)  # "f()": right after "("
+            after = Span(self.path, func_line, func_column + 2, func_line, func_column + 2)
         else:
             return None
         return ArgumentSlot(keyword, unit, self.span(value) if value is not None else None, after,
