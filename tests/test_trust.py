@@ -80,8 +80,16 @@ def test_recursion_without_end_in_jobsafe_is_internal_not_deep_input(repo, fail_
     assert not any(f["rule"] == "JOB900" for f in json.loads(result.stdout)["findings"])
 
 
-def test_deep_input_is_still_a_finding_about_the_input(repo, fail_open):
-    (repo / "bin/sync.py").write_text("import fcntl\nx = " + "[" * 160 + "]" * 160 + "\n")
+@pytest.mark.parametrize("depth", [160, 250])
+def test_deep_input_is_still_a_finding_about_the_input(repo, fail_open, monkeypatch, depth):
+    """Input deep enough to overflow the stack is the file's problem: a JOB900, exit 1.
+    At 250 levels (beyond CPython's parser) the depth guard refuses the module before
+    libcst; at 160 the analysis runs (it walks without recursion) and the overflow is
+    simulated, as no analysis step recurses that deep any more."""
+    text = "import fcntl\nx = " + "[" * depth + "]" * depth + "\n"
+    if depth < 200:
+        monkeypatch.setattr("jobsafe.sources.python.module._ModuleAnalyser.run", _recurse)
+    (repo / "bin/sync.py").write_text(text)
     (repo / "crontab").write_text(CRONTAB + "*/5 * * * * /srv/app/bin/sync.py\n")
     result = CliRunner().invoke(main, ["check", "--no-cache", "--format", "json"])
     assert result.exit_code == 1, result.stderr

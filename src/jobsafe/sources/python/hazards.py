@@ -178,7 +178,11 @@ class Hazards(ModuleBase):
         """``with self._lock:`` around a few statements and no ``await``: a short critical
         section, not a wait that stalls the loop."""
         w = next((p for p in self.parents(at) if isinstance(p, cst.With)), None)
-        return w is not None and not any(isinstance(n, cst.Await) for n in walk(w.body))
+        if w is None:
+            return False
+        if id(w) not in self._awaits_in:  # every call site in the block asks
+            self._awaits_in[id(w)] = any(isinstance(n, cst.Await) for n in walk(w.body))
+        return not self._awaits_in[id(w)]
 
     def _offloaded(self, node) -> bool:
         return any(isinstance(p, cst.Call) and (self.qualified(p.func) & {"asyncio.to_thread"} or

@@ -18,7 +18,7 @@ from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .positions import Range, positions
 from .symbolize import Symbolizer, assigned_names, bound_names
-from .syntax import ParentMap, dotted, is_main_guard
+from .syntax import ParentMap, children, dotted, is_main_guard
 from .values import Evaluator, argument
 
 if TYPE_CHECKING:
@@ -26,11 +26,12 @@ if TYPE_CHECKING:
     from .lock_calls import LockSpec
 
 
-class _Collector(cst.CSTVisitor):
+class _Collector:
     """One pass over the module: every node in source order, with the unit it belongs to.
 
     libcst computes ``node.children`` by visiting, so walking subtrees again and again is
-    slow; this pass is done once and everything else reads its lists.
+    slow; this pass is done once and everything else reads its lists. It walks with
+    ``syntax.children`` rather than a ``CSTVisitor``: a visitor rebuilds every node.
     """
 
     def __init__(self):
@@ -40,13 +41,26 @@ class _Collector(cst.CSTVisitor):
         self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
         self.star_imports: list[str] = []  # modules imported whole: ``from x import *``
         self._stack: list[cst.CSTNode] = []
-        self._path: list[cst.CSTNode] = []
 
-    def on_visit(self, node) -> bool:
+    def collect(self, module: cst.Module) -> None:
+        """Visit every node, depth first in source order; a unit's node is left (popped
+        from the stack of units) once everything below it has been visited."""
+        pending: list[tuple[cst.CSTNode | None, cst.CSTNode | None]] = [(module, None)]
+        while pending:
+            node, parent = pending.pop()
+            if node is None:  # the marker after a unit's subtree: leave the unit
+                self._stack.pop()
+                continue
+            if parent is not None:
+                self.parent[id(node)] = parent
+            if self.visit(node):
+                pending.append((None, None))
+            below = children(node)
+            pending.extend((child, node) for child in reversed(below))
+
+    def visit(self, node) -> bool:
+        """Record a node; True when it opens a unit."""
         self.order.append(node)
-        if self._path:
-            self.parent[id(node)] = self._path[-1]
-        self._path.append(node)
         kind = type(node)  # exact types: isinstance goes through ABCMeta, a million times
         if kind is cst.Import or kind is cst.ImportFrom:
             self._imports(node)
@@ -56,19 +70,8 @@ class _Collector(cst.CSTVisitor):
                                        and not self._in_function()):
             self._stack.append(node)
             self.by_unit[id(node)] = []
-        return True
-
-    # no per-attribute callbacks: libcst would look up visit_<Node>_<attr> for every field
-    def on_visit_attribute(self, node, attribute) -> None:
-        pass
-
-    def on_leave_attribute(self, original_node, attribute) -> None:
-        pass
-
-    def on_leave(self, node) -> None:
-        self._path.pop()
-        if self._stack and self._stack[-1] is node:
-            self._stack.pop()
+            return True
+        return False
 
     def _imports(self, node) -> None:
         if isinstance(node, cst.Import):
@@ -120,7 +123,7 @@ class ModuleBase:
         self.module_text = text
         self.opened: dict[str, str | None] = {}  # handle -> path of `handle = open(path)`
         collector = _Collector()
-        module.visit(collector)
+        collector.collect(module)
         self.order = collector.order
         self.star_imports = collector.star_imports
         self.by_unit = collector.by_unit
@@ -134,6 +137,8 @@ class ModuleBase:
         self._stale: StaleHandling | None = None
         #: (function, the name its object has in it) -> its effects on lock-file paths
         self._effects_memo: dict = {}
+        #: id(with statement) -> whether its block awaits anything
+        self._awaits_in: dict[int, bool] = {}
         #: filled by ``_ModuleAnalyser.run``: the units by id(node), each node's unit, and
         #: where the values helpers return come from
         self._units: dict[int, Unit] = {}
