@@ -122,21 +122,27 @@ def test_analysed_code_is_never_run(write_tree, tmp_path_factory):
 
 def test_python_syntax_error_latin1_and_nesting(write_tree):
     root = write_tree({
-        "crontab": "*/5 * * * * python3 /srv/jobs/broken.py\n*/5 * * * * python3 /srv/jobs/nested.py\n",
+        "crontab": "*/5 * * * * python3 /srv/jobs/broken.py\n*/5 * * * * python3 /srv/jobs/nested.py\n"
+                   "1 * * * * python3 /srv/jobs/chain.py\n2 * * * * python3 /srv/jobs/wrapped.py\n",
         "jobs/broken.py": "import fcntl\ndef main(:\n    fcntl.flock(1, fcntl.LOCK_EX)\n",
         "jobs/latin1.py": "# R\xe9sum\xe9 des verrous\nimport fcntl\nLOCK = open('/tmp/l', 'w')\n".encode("latin-1"),
         "jobs/nested.py": "import json\nx = " + "+".join(["1"] * 20000) + "\n",
         "jobs/brackets.py": "lock = " + "[" * 5000 + "]" * 5000 + "\n",
+        # under 20 KB, which once let them reach libcst unchecked: a crash of the process
+        # (9,000 additions) and jobsafe's own stack blamed (6,000 over lines in brackets)
+        "jobs/chain.py": "import json\nx = " + "+".join(["1"] * 9000) + "\n",
+        "jobs/wrapped.py": "import json\nx = (" + " +\n".join(["1"] * 6000) + ")\n",
     })
     analysis = run_analysis(root)
     errors = {(f.span.path, f.rule) for f in analysis.findings if f.rule == "JOB900"}
     assert errors == {("jobs/broken.py", "JOB900"), ("jobs/nested.py", "JOB900"),
-                      ("jobs/brackets.py", "JOB900")}
+                      ("jobs/brackets.py", "JOB900"), ("jobs/chain.py", "JOB900"),
+                      ("jobs/wrapped.py", "JOB900")}
     broken = [f for f in analysis.findings if f.span.path == "jobs/broken.py"][0]
     assert broken.span.line in (2, 3) and "syntax error" in broken.message
     # the unparseable entry mentions a lock: JOB101 stays quiet for it; the other is flagged
     assert [(f.span.line, f.rule) for f in analysis.findings if f.span.path == "crontab"] == [
-        (2, "JOB101")]
+        (2, "JOB101"), (3, "JOB101"), (4, "JOB101")]
 
 
 def test_large_generated_module_is_skipped_unless_scheduled(write_tree):

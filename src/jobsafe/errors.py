@@ -48,6 +48,27 @@ def bracket_depth(text: str) -> int:
     return deepest
 
 
+_LOGICAL = re.compile(r"[(\[{]|[)\]}]|\\?\n")
+
+
+def longest_logical_line(text: str) -> int:
+    """The length of the longest logical line: physical lines joined inside brackets or
+    after a backslash (brackets in strings and comments count too: an unbalanced one makes
+    the rest of the text one line, which errs on the safe side)."""
+    depth = start = longest = 0
+    for m in _LOGICAL.finditer(text):
+        token = m.group()
+        if token[-1] == "\n":
+            if depth == 0 and token == "\n":
+                longest = max(longest, m.start() - start)
+                start = m.end()
+        elif token in "([{":
+            depth += 1
+        else:
+            depth = max(depth - 1, 0)
+    return max(longest, len(text) - start)
+
+
 def text_depth(text: str) -> int:
     """How deeply a text nests: its deepest brackets, or its deepest indentation (in steps
     of two columns), whichever is more."""

@@ -15,7 +15,8 @@ from dataclasses import replace
 
 import libcst as cst
 
-from ...errors import SHALLOW_DEPTH, InternalRecursion, bracket_depth, text_depth
+from ...errors import (SHALLOW_DEPTH, InternalRecursion, bracket_depth, longest_logical_line,
+                        text_depth)
 from ...model import CodeFact, FactKind, Lock, ParseError, Span
 from . import apis
 from .facts import MAIN, MODULE, ONCE_UNITS, ClassInfo, ModuleFacts, Unit
@@ -76,8 +77,10 @@ _JINJA = re.compile(r"\{%-?\s*\w+|\{\{-?\s*[\w.]+\s*(?:\|[^}]*)?-?\}\}")
 #: libcst needs about 20 s per MiB of source; larger modules are generated code
 MAX_MODULE_BYTES = 1024 * 1024
 #: libcst's native parser overflows its stack (a crash, not an exception) on expressions
-#: nested a few thousand levels deep; CPython's own parser refuses them safely first.
-_GUARD_BYTES = 20_000
+#: nested a few thousand levels deep (5,000 conditional expressions, 10,000 additions);
+#: CPython's own parser refuses them safely first. Every level takes at least a character
+#: of one logical line, so only a module with a longer line needs that check.
+_GUARD_LINE = 4_000
 _MAX_DEPTH = 600
 
 
@@ -98,7 +101,7 @@ _GRAMMAR = _newest_grammar()
 def _too_complex(text: str) -> str | None:
     """Why the module cannot be given to libcst safely, or None."""
     deepest = bracket_depth(text)
-    if len(text) < _GUARD_BYTES and deepest < 100:
+    if deepest < 100 and longest_logical_line(text) <= _GUARD_LINE:
         return None
     try:
         tree = python_parse(text)
