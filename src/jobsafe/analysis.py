@@ -54,10 +54,21 @@ class Analysis:
         return _line(self.texts, path, line)
 
 
+@dataclass
+class _Read:
+    """What a run read, for the pre-commit fast path's record (absolute paths)."""
+    discovered: list[str]
+    folders: list[str]
+    #: Python modules never read as code: passed over by the prefilter, reached by nothing
+    quiet: set[str]
+
+
 def build_project(root: str, cwd: str, settings: Settings, workers: int = 1, cache=None,
-                  progress: Progress | None = None) -> tuple[Project, dict[str, tuple[str, str]]]:
+                  progress: Progress | None = None
+                  ) -> tuple[Project, dict[str, tuple[str, str]], _Read]:
     """Parse the tree under ``root`` into a Project, one source family after another; also
-    the texts read (display path -> (kind, text)) for suppressions and excerpts."""
+    the texts read (display path -> (kind, text)) for suppressions and excerpts, and what
+    was read as code."""
     discovery = discover(root, cwd, settings.extend_exclude)
     texts: dict[str, tuple[str, str]] = {}
     tree = Tree(discovery, texts)
@@ -80,7 +91,11 @@ def build_project(root: str, cwd: str, settings: Settings, workers: int = 1, cac
     project.files = sorted(set(texts) | tree.python.unread | set(tree.php.scanned))
     if tree.python.stats is not None:
         tree.python.stats.save()
-    return project, texts
+    consulted = tree.python.consulted()
+    quiet = {f.abs for rel, f in tree.python.files.items()
+             if f.kind == "python" and rel not in consulted
+             and texts.get(f.display, ("python", ""))[0] == "python"}
+    return project, texts, _Read([f.abs for f in discovery.files], discovery.folders, quiet)
 
 
 def _preload_python(tree: Tree, workers: int, progress: Progress | None) -> None:
@@ -112,8 +127,8 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
 
         cache = FileCache.open(os.environ.get("JOBSAFE_CACHE_DIR") or
                                os.path.join(project_root, CACHE_DIR))
-    project, texts = build_project(root, cwd, settings, workers or os.cpu_count() or 1, cache,
-                                   progress)
+    project, texts, read = build_project(root, cwd, settings, workers or os.cpu_count() or 1,
+                                         cache, progress)
     if cache is not None:
         cache.prune()
     rules: list[Rule] = [all_rules()[i](settings) for i in rule_ids]
@@ -144,8 +159,27 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
     findings.sort(key=lambda f: f.sort_key)
     reported = [f for f in findings if f.suppressed is None]
     suppressed = [f for f in findings if f.suppressed is not None]
+    if cache is not None and not project.internal_errors:
+        _record(cache, root, cwd, settings, read, project)
     return Analysis(project, reported, suppressed, texts=texts, cwd=cwd,
                     project_root=project_root)
+
+
+def _record(cache, root: str, cwd: str, settings: Settings, read: _Read,
+            project: Project) -> None:
+    """The pre-commit fast path's record of this run. It needs the prefilter's words, which
+    a run that read no module has not built (libcst stays unloaded): then the last record
+    stands, and is used only while every file it stamped is unchanged."""
+    from . import quick
+    from .sources.python import prefilter
+
+    if not prefilter.vocabulary.cache_info().currsize:
+        return
+    hints = prefilter.vocabulary().hints
+    if hints is None:
+        return
+    quick.record(cache, root, cwd, settings.source, read.discovered, read.folders, read.quiet,
+                 hints, len(project.files), len(project.jobs), project.skipped)
 
 
 def _run_rule(rule: Rule, project: Project) -> list[Finding]:

@@ -23,12 +23,19 @@ class _Exit(click.ClickException):
 
 def _settings(config_file, paths):
     from .config import ConfigError, load_settings
-    from .rules import resolve_selector
 
     try:
-        return load_settings(config_file, paths[0] if paths else ".", resolve_selector)
+        return load_settings(config_file, paths[0] if paths else ".", _resolve_selector)
     except ConfigError as exc:
         raise _Exit(str(exc)) from None
+
+
+def _resolve_selector(selector: str) -> list[str]:
+    """The rules loaded only when a configuration names some (the pre-commit answer reads
+    the configuration, and most name none)."""
+    from .rules import resolve_selector
+
+    return resolve_selector(selector)
 
 
 def _analyse(paths, settings, select=(), ignore=(), workers=None, use_cache=False):
@@ -142,13 +149,16 @@ def check(paths, fmt, output, select, ignore, severity, min_confidence, config_f
           write_baseline, exit_zero, statistics, no_cache, workers, fix, unsafe_fixes, diff,
           quiet):
     """Analyse PATHS (default: the current directory) and report findings."""
+    paths = paths or (".",)
+    settings = _settings(config_file, paths)
+    if fmt == "text" and output is None and not (no_cache or fix or diff or write_baseline) \
+            and _answered_quietly(paths, settings, quiet):
+        sys.exit(0)
     from .baseline import Baseline, BaselineError
     from .baseline import write_baseline as save_baseline
     from .model import Severity
     from .report import render
 
-    paths = paths or (".",)
-    settings = _settings(config_file, paths)
     analysis = _analyse(paths, settings, _split(select), _split(ignore), workers, not no_cache)
     threshold = Severity(severity).rank
     analysis.findings = [f for f in analysis.findings if f.severity.rank >= threshold]
@@ -185,6 +195,34 @@ def check(paths, fmt, output, select, ignore, severity, min_confidence, config_f
             options = {"baseline": bool(baseline)} if fmt == "sarif" else {}
             (stream or sys.stdout).write(render(fmt, analysis, **options))
     _exit(analysis, 0 if exit_zero or not analysis.findings else 1)
+
+
+def _answered_quietly(paths, settings, quiet: bool) -> bool:
+    """The pre-commit fast path (see ``quick``): print what the full run would print about
+    named files that cannot change any finding, and say so; False to analyse in full."""
+    if not all(os.path.isfile(p) for p in paths):
+        return False
+    from .cache import CACHE_DIR, FileCache
+    from .discover import find_project_root, find_root
+    from .quick import answer
+
+    root = find_root(list(paths))
+    cache = FileCache.open(os.environ.get("JOBSAFE_CACHE_DIR") or
+                           os.path.join(find_project_root(root, settings.source), CACHE_DIR))
+    if cache is None:
+        return False
+    found = answer(cache, root, os.path.realpath(os.getcwd()), settings.source,
+                   [os.path.realpath(p) for p in paths])
+    if found is None:
+        return False
+    if not quiet:
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        click.echo(f"{click.style('No findings', fg='green') if color else 'No findings'} in "
+                   f"{_count(found.files, 'file')}, {_count(found.jobs, 'scheduled job')}.")
+        for path, reason in found.skipped:
+            click.echo(click.style(f"note: {path} not analysed: {reason}", dim=True)
+                       if color else f"note: {path} not analysed: {reason}")
+    return True
 
 
 def _keep_confident(analysis, least: str) -> None:

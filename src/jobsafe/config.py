@@ -9,7 +9,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from .model import Confidence, Severity
+from .levels import Confidence, Severity
 from .timespec import SYSTEMD, parse_duration
 
 if sys.version_info >= (3, 11):

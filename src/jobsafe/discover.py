@@ -10,8 +10,10 @@ import fnmatch
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    from pathspec import PathSpec
 
 #: directories never worth walking into
 DEFAULT_EXCLUDES = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
@@ -47,6 +49,7 @@ class Discovery:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (display, reason)
     #: folders and files that could not be read: (display, reason), reported as JOB900
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)  # absolute: every folder walked
 
 
 def display_path(abs_path: str, cwd: str) -> str:
@@ -102,13 +105,16 @@ class _Ignorer:
     def __init__(self, root: str, excludes: tuple[str, ...]):
         self.root = root
         self.excludes = excludes
-        self.specs: dict[str, pathspec.PathSpec] = {}
+        self.specs: dict[str, PathSpec] = {}
 
     def load(self, rel_dir: str, abs_dir: str) -> None:
+        # only a walk needs it, not the pre-commit answer (see quick)
+        from pathspec import GitIgnoreSpec
+
         gitignore = os.path.join(abs_dir, ".gitignore")
         try:
             with open(gitignore, encoding="utf-8", errors="replace") as fh:
-                self.specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())
+                self.specs[rel_dir] = GitIgnoreSpec.from_lines(fh.read().splitlines())
         except OSError:
             pass
 
@@ -197,6 +203,7 @@ def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
             result.unreadable.append((display_path(abs_dir, cwd),
                                       f"unreadable directory: {exc.strerror or exc}"))
             return
+        result.folders.append(abs_dir)
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:

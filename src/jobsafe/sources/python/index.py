@@ -406,6 +406,11 @@ class PythonIndex:
             out.setdefault(name.rsplit(".", 1)[-1], set()).add(rel)
         return out
 
+    def consulted(self) -> set[str]:
+        """The modules read as code so far: parsed, or read for their imports, constants and
+        classes."""
+        return set(self._modules) | set(self._light)
+
     def known(self, rel: str) -> ModuleFacts | None:
         """A module as the semantics reads it: in full when it was parsed or the prefilter
         keeps it or it makes clients, else its imports, constants and classes (``light``)."""

@@ -1,0 +1,122 @@
+"""The pre-commit fast path: named files that cannot change any finding, known without
+analysing the tree again.
+
+A full run that uses the cache records what its answer depended on: the stamp of every file
+it discovered, the entries of every folder it walked, and which Python modules it never read
+as code (the prefilter passed over them and nothing reached them: no job runs them, no code
+imports from them). A later ``check`` given file names answers from that record, with the
+recorded counts and no findings, when
+
+- every other file, and every folder's list of entries, is exactly as recorded, and
+- each named file is one of those unread modules, and its new text still holds none of the
+  prefilter's words (a superset of what would make it read now) and no suppression comment.
+
+Then nothing the full analysis would read has changed, so it would report nothing about the
+named files either. Anything else — another kind of file, a new file, a word, another output
+format — is analysed in full.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+#: the words a suppression comment starts with (``# jobsafe: ignore[...]``,
+#: ``# noqa: JOB101``), in any case
+_SUPPRESSION_WORDS = ("jobsafe", "noqa")
+
+Stamp = tuple[int, int, int]  # (mtime in ns, size, inode)
+
+
+@dataclass(frozen=True)
+class Record:
+    stamps: dict[str, Stamp]  # absolute path -> stamp: every file discovered, and the config
+    #: absolute folder -> (its modification time in ns, digest of its entry names)
+    folders: dict[str, tuple[int, str]]
+    quiet: frozenset[str]  # absolute paths of the Python modules not read as code
+    hints: tuple[str, ...]  # literals one of which any prefilter word contains
+    files: int  # the counts the summary line showed
+    jobs: int
+    skipped: tuple[tuple[str, str], ...]  # (display path, reason): the summary's notes
+
+
+def _stamp(path: str) -> Stamp:
+    st = os.stat(path)
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _changed(stamps: dict[str, Stamp], skip: set[str]) -> bool:
+    stat = os.stat
+    for path, (mtime, size, inode) in stamps.items():
+        if path not in skip:
+            st = stat(path)
+            if st.st_mtime_ns != mtime or st.st_size != size or st.st_ino != inode:
+                return True
+    return False
+
+
+def _entries(folder: str) -> str:
+    names = sorted(os.listdir(folder))
+    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _key(cache, root: str, cwd: str, config: str | None) -> str:
+    return cache.key("quick", f"{root}\0{cwd}\0{config or ''}", "")
+
+
+def record(cache, root: str, cwd: str, config: str | None, discovered: list[str],
+           folders: list[str], quiet: set[str], hints: tuple[str, ...], files: int, jobs: int,
+           skipped: list[tuple[str, str]]) -> None:
+    """Write the record of a full run (paths absolute)."""
+    try:
+        stamps = {path: _stamp(path) for path in discovered}
+        if config is not None:
+            stamps[os.path.realpath(config)] = _stamp(config)
+        entries = {folder: (os.stat(folder).st_mtime_ns, _entries(folder))
+                   for folder in folders}
+    except OSError:
+        return  # something moved while the run read it: no record, the next run is full
+    cache.put(_key(cache, root, cwd, config), Record(
+        stamps, entries, frozenset(quiet), hints, files, jobs, tuple(sorted(skipped))))
+
+
+def answer(cache, root: str, cwd: str, config: str | None, named: list[str]) -> Record | None:
+    """The record, when it shows the named files (absolute) cannot change any finding."""
+    found = cache.get(_key(cache, root, cwd, config))
+    if not isinstance(found, Record) or not named or not set(named) <= found.quiet:
+        return None
+    if not all(_still_quiet(path, found.hints) for path in named):
+        return None
+    others = set(named)
+    try:
+        if _changed(found.stamps, others):
+            return None
+        # a folder's time changes with its list of entries; an editor that saves by renaming
+        # a new file into place changes it too, so there the names are compared
+        saved_in = {os.path.dirname(path) for path in named}
+        if any(os.stat(folder).st_mtime_ns != mtime and
+               (folder not in saved_in or _entries(folder) != digest)
+               for folder, (mtime, digest) in found.folders.items()):
+            return None
+    except OSError:
+        return None
+    return found
+
+
+def _still_quiet(path: str, hints: tuple[str, ...]) -> bool:
+    """The module's text holds no prefilter word and no suppression comment (read as
+    ``discover.read_text`` reads it)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    if b"\0" in data[:8192]:
+        return False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    lowered = text.lower()
+    return not any(word in lowered for word in _SUPPRESSION_WORDS) and \
+        not any(hint in text for hint in hints)
