@@ -64,6 +64,7 @@ def test_unrelated_staged_modules_are_answered_without_analysing(repo, full_runs
 
 
 @pytest.mark.parametrize("case", ["lock word", "suppression", "job's script", "imported",
+                                  "django settings", "task name searched",
                                   "another file changed", "new file", "config named",
                                   "no cache", "json"])
 def test_files_that_could_change_a_finding_are_analysed(repo, full_runs, case):
@@ -79,6 +80,18 @@ def test_files_that_could_change_a_finding_are_analysed(repo, full_runs, case):
     elif case == "imported":  # no word in it, but the job's code imports from it
         _edit("app/util.py", "\n\ndef sub(a, b):\n    return a - b\n")
         named = ["app/util.py"]
+    elif case == "django settings":  # read for CACHES, which decides a cache lock's scope
+        with open("app/settings.py", "w", encoding="utf-8") as fh:
+            fh.write("DEBUG = False\n")
+        assert check(".").exit_code == 1
+        _edit("app/settings.py", "CACHES = {'default': {'BACKEND': 'x.LocMemCache'}}\n")
+        named = ["app/settings.py"]
+    elif case == "task name searched":  # a module gaining `def send_report(` would run
+        with open("app/beat.py", "w", encoding="utf-8") as fh:
+            fh.write("from celery import Celery\napp = Celery('x')\napp.conf.beat_schedule = "
+                     "{'r': {'task': 'send_report', 'schedule': 60.0}}\n")
+        assert "2 scheduled jobs" in check(".").output
+        _edit("app/stats.py", "# edited\n")
     elif case == "another file changed":
         _edit("app/stats.py", "# edited\n")
         _edit("crontab", "0 4 * * * /srv/app/bin/sync.py --nightly\n")

@@ -16,6 +16,7 @@ from ...errors import InternalError, raise_internal_errors
 from ...model import CodeFact, Lock, ParseError, Progress, Span
 from ...suppress import may_hold_suppressions
 from . import prefilter
+from .django_settings import is_settings_module
 from .facts import MAIN, MODULE, ONCE_UNITS, ModuleFacts, Unit
 from .light import light_facts, needs_full_parse
 from .semantics import HELD_ON_RETURN, Semantics, Where, claim_kept, entered_sites
@@ -107,6 +108,9 @@ class PythonIndex:
         self._by_dotted = {self.dotted(rel): rel for rel in files}
         #: (module, function) -> whether only code that runs once calls it
         self._once: dict[tuple[str, str], bool] = {}
+        #: a task name was looked for in the text of every module (``task_function``): any
+        #: module's text may matter, not only what was read as code
+        self.searched_texts = False
         packages = {rel.rsplit("/", 1)[0] for rel in files if rel.endswith("/__init__.py")}
         #: folders with an ``__init__.py``
         self.packages = packages
@@ -407,9 +411,13 @@ class PythonIndex:
         return out
 
     def consulted(self) -> set[str]:
-        """The modules read as code so far: parsed, or read for their imports, constants and
-        classes."""
-        return set(self._modules) | set(self._light)
+        """The modules whose text this run's answer depends on: parsed, read for their
+        imports, constants and classes, or Django settings (read for ``CACHES``); every
+        module once a task name was searched for in all of them."""
+        if self.searched_texts:
+            return set(self.files)
+        return set(self._modules) | set(self._light) | {
+            rel for rel in self.files if is_settings_module(rel)}
 
     def known(self, rel: str) -> ModuleFacts | None:
         """A module as the semantics reads it: in full when it was parsed or the prefilter
@@ -645,6 +653,7 @@ def task_function(index: PythonIndex, name: str) -> tuple[str, str] | None:
     top-level function of that name in the tree, if there is exactly one."""
     function = name.rsplit(".", 1)[-1]
     found = []
+    index.searched_texts = True
     for rel, f in sorted(index.files.items()):
         text = index.read(f)
         if not text or f"def {function}(" not in text:
