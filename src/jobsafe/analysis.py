@@ -58,7 +58,7 @@ class Analysis:
 class _Read:
     """What a run read, for the pre-commit fast path's record (absolute paths)."""
     discovered: list[str]
-    folders: list[str]
+    folders: list[tuple[str, int, str]]  # (folder, mtime, digest of its names)
     #: Python modules never read as code: passed over by the prefilter, reached by nothing
     quiet: set[str]
 

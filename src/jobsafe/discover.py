@@ -7,7 +7,9 @@ detection, and a Latin-1 fallback for files that are not UTF-8 (cron reads bytes
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,7 +51,14 @@ class Discovery:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (display, reason)
     #: folders and files that could not be read: (display, reason), reported as JOB900
     unreadable: list[tuple[str, str]] = field(default_factory=list)
-    folders: list[str] = field(default_factory=list)  # absolute: every folder walked
+    #: every folder walked: (absolute path, modification time in ns, ``names_digest``)
+    folders: list[tuple[str, int, str]] = field(default_factory=list)
+
+
+def names_digest(names: Iterable[str]) -> str:
+    """A digest of a folder's entry names (the pre-commit record compares folders by it)."""
+    joined = "\0".join(sorted(names))
+    return hashlib.sha256(joined.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def display_path(abs_path: str, cwd: str) -> str:
@@ -203,7 +212,7 @@ def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
             result.unreadable.append((display_path(abs_dir, cwd),
                                       f"unreadable directory: {exc.strerror or exc}"))
             return
-        result.folders.append(abs_dir)
+        result.folders.append((abs_dir, st.st_mtime_ns, names_digest(e.name for e in entries)))
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:

@@ -17,9 +17,10 @@ format — is analysed in full.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
+
+from .discover import names_digest
 
 #: the words a suppression comment starts with (``# jobsafe: ignore[...]``,
 #: ``# noqa: JOB101``), in any case
@@ -55,25 +56,20 @@ def _changed(stamps: dict[str, Stamp], skip: set[str]) -> bool:
     return False
 
 
-def _entries(folder: str) -> str:
-    names = sorted(os.listdir(folder))
-    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
-
-
 def _key(cache, root: str, cwd: str, config: str | None) -> str:
     return cache.key("quick", f"{root}\0{cwd}\0{config or ''}", "")
 
 
 def record(cache, root: str, cwd: str, config: str | None, discovered: list[str],
-           folders: list[str], quiet: set[str], hints: tuple[str, ...], files: int, jobs: int,
-           skipped: list[tuple[str, str]]) -> None:
-    """Write the record of a full run (paths absolute)."""
+           folders: list[tuple[str, int, str]], quiet: set[str], hints: tuple[str, ...],
+           files: int, jobs: int, skipped: list[tuple[str, str]]) -> None:
+    """Write the record of a full run (paths absolute; the folders as discovery walked
+    them)."""
     try:
         stamps = {path: _stamp(path) for path in discovered}
         if config is not None:
             stamps[os.path.realpath(config)] = _stamp(config)
-        entries = {folder: (os.stat(folder).st_mtime_ns, _entries(folder))
-                   for folder in folders}
+        entries = {folder: (mtime, digest) for folder, mtime, digest in folders}
     except OSError:
         return  # something moved while the run read it: no record, the next run is full
     cache.put(_key(cache, root, cwd, config), Record(
@@ -95,7 +91,7 @@ def answer(cache, root: str, cwd: str, config: str | None, named: list[str]) -> 
         # a new file into place changes it too, so there the names are compared
         saved_in = {os.path.dirname(path) for path in named}
         if any(os.stat(folder).st_mtime_ns != mtime and
-               (folder not in saved_in or _entries(folder) != digest)
+               (folder not in saved_in or names_digest(os.listdir(folder)) != digest)
                for folder, (mtime, digest) in found.folders.items()):
             return None
     except OSError:
