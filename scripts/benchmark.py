@@ -192,7 +192,8 @@ def quiet_modules(root: Path, django: Path, cache: Path) -> list[str]:
         if store else None
     if not isinstance(record, quick.Record):
         raise SystemExit("benchmark: the warm run left no pre-commit record")
-    found = sorted(p for p in record.quiet if p.startswith(os.path.realpath(utils)) and
+    modules = (os.path.join(analysed, rel) for rel in record.quiet)
+    found = sorted(p for p in modules if p.startswith(os.path.realpath(utils)) and
                    quick._still_quiet(p, record.hints))[:3]
     return [os.path.relpath(p, os.path.realpath(root)) for p in found]
 

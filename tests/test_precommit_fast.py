@@ -61,10 +61,19 @@ def test_unrelated_staged_modules_are_answered_without_analysing(repo, full_runs
     assert quick.output == "No findings in 6 files, 1 scheduled job.\n"
     # what the full analysis says about the same files
     assert check("--no-cache", "app/stats.py", "app/more.py").output == quick.output
+    # a file of no kind jobsafe reads, and that it did not read, changes nothing either
+    with open("README.md", "w", encoding="utf-8") as fh:
+        fh.write("# app\n")
+    assert check(".").exit_code == 1
+    _edit("README.md", "Uses a lock.\n")
+    _edit("app/stats.py", "# again\n")
+    runs = len(full_runs)
+    assert check("app/stats.py").output == "No findings in 6 files, 1 scheduled job.\n"
+    assert len(full_runs) == runs
 
 
 @pytest.mark.parametrize("case", ["lock word", "suppression", "job's script", "imported",
-                                  "django settings", "task name searched",
+                                  "django settings", "task name searched", "script read",
                                   "another file changed", "new file", "config named",
                                   "no cache", "json"])
 def test_files_that_could_change_a_finding_are_analysed(repo, full_runs, case):
@@ -91,6 +100,13 @@ def test_files_that_could_change_a_finding_are_analysed(repo, full_runs, case):
             fh.write("from celery import Celery\napp = Celery('x')\napp.conf.beat_schedule = "
                      "{'r': {'task': 'send_report', 'schedule': 60.0}}\n")
         assert "2 scheduled jobs" in check(".").output
+        _edit("app/stats.py", "# edited\n")
+    elif case == "script read":  # no kind by its name, but a job runs (and jobsafe reads) it
+        with open("bin/charge.php", "w", encoding="utf-8") as fh:
+            fh.write("<?php\necho 1;\n")
+        _edit("crontab", "0 6 * * * php /srv/app/bin/charge.php\n")
+        assert check(".").exit_code == 1
+        _edit("bin/charge.php", "echo 2;\n")
         _edit("app/stats.py", "# edited\n")
     elif case == "another file changed":
         _edit("app/stats.py", "# edited\n")

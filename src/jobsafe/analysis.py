@@ -17,7 +17,7 @@ from .assembly.systemd import SystemdAssembly
 from .assembly.topology import TopologyAssembly
 from .baseline import assign_fingerprints
 from .config import Settings
-from .discover import discover, find_project_root, find_root
+from .discover import discover, find_project_root, find_root, is_sniffable
 from .errors import InternalError, raise_internal_errors
 from .link import Tree
 from .model import Finding, MessageArg, Progress, Project, message, prose
@@ -57,7 +57,7 @@ class Analysis:
 @dataclass
 class _Read:
     """What a run read, for the pre-commit fast path's record (absolute paths)."""
-    discovered: list[str]
+    stamped: list[str]  # the files whose content the answer may depend on
     folders: list[tuple[str, int, str]]  # (folder, mtime, digest of its names)
     #: Python modules never read as code: passed over by the prefilter, reached by nothing
     quiet: set[str]
@@ -95,7 +95,12 @@ def build_project(root: str, cwd: str, settings: Settings, workers: int = 1, cac
     quiet = {f.abs for rel, f in tree.python.files.items()
              if f.kind == "python" and rel not in consulted
              and texts.get(f.display, ("python", ""))[0] == "python"}
-    return project, texts, _Read([f.abs for f in discovery.files], discovery.folders, quiet)
+    # a file of no kind jobsafe reads, that it did not read nor sniff, cannot matter while
+    # it has that name (a renamed or new one changes its folder's entries)
+    read = set(texts) | set(tree.php.scanned)
+    stamped = [f.abs for f in discovery.files
+               if f.kind != "other" or f.display in read or is_sniffable(f.rel)]
+    return project, texts, _Read(stamped, discovery.folders, quiet)
 
 
 def _preload_python(tree: Tree, workers: int, progress: Progress | None) -> None:
@@ -178,7 +183,7 @@ def _record(cache, root: str, cwd: str, settings: Settings, read: _Read,
     hints = prefilter.vocabulary().hints
     if hints is None:
         return
-    quick.record(cache, root, cwd, settings.source, read.discovered, read.folders, read.quiet,
+    quick.record(cache, root, cwd, settings.source, read.stamped, read.folders, read.quiet,
                  hints, len(project.files), len(project.jobs), project.skipped)
 
 

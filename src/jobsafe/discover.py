@@ -58,7 +58,7 @@ class Discovery:
 def names_digest(names: Iterable[str]) -> str:
     """A digest of a folder's entry names (the pre-commit record compares folders by it)."""
     joined = "\0".join(sorted(names))
-    return hashlib.sha256(joined.encode("utf-8", "surrogateescape")).hexdigest()
+    return hashlib.sha256(joined.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def display_path(abs_path: str, cwd: str) -> str:

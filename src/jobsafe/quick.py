@@ -2,7 +2,8 @@
 analysing the tree again.
 
 A full run that uses the cache records what its answer depended on: the stamp of every file
-it discovered, the entries of every folder it walked, and which Python modules it never read
+whose content may matter (of a kind jobsafe reads, or read, or sniffed), the entries of
+every folder it walked, and which Python modules it never read
 as code (the prefilter passed over them and nothing reached them: no job runs them, no code
 imports from them). A later ``check`` given file names answers from that record, with the
 recorded counts and no findings, when
@@ -31,10 +32,14 @@ Stamp = tuple[int, int, int]  # (mtime in ns, size, inode)
 
 @dataclass(frozen=True)
 class Record:
-    stamps: dict[str, Stamp]  # absolute path -> stamp: every file discovered, and the config
-    #: absolute folder -> (its modification time in ns, digest of its entry names)
+    """Paths relative to the analysis root, which is part of the record's key."""
+    #: every file whose content may matter: of a kind jobsafe reads, read, or sniffed
+    stamps: dict[str, Stamp]
+    #: every folder walked ("" for the root): (its modification time in ns, the digest of
+    #: its entry names)
     folders: dict[str, tuple[int, str]]
-    quiet: frozenset[str]  # absolute paths of the Python modules not read as code
+    quiet: frozenset[str]  # the Python modules not read as code
+    config: tuple[str, Stamp] | None  # the configuration in use (absolute), and its stamp
     hints: tuple[str, ...]  # literals one of which any prefilter word contains
     files: int  # the counts the summary line showed
     jobs: int
@@ -46,11 +51,11 @@ def _stamp(path: str) -> Stamp:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def _changed(stamps: dict[str, Stamp], skip: set[str]) -> bool:
-    stat = os.stat
-    for path, (mtime, size, inode) in stamps.items():
-        if path not in skip:
-            st = stat(path)
+def _changed(root: str, stamps: dict[str, Stamp], skip: set[str]) -> bool:
+    stat, prefix = os.stat, os.path.join(root, "")
+    for rel, (mtime, size, inode) in stamps.items():
+        if rel not in skip:
+            st = stat(prefix + rel)
             if st.st_mtime_ns != mtime or st.st_size != size or st.st_ino != inode:
                 return True
     return False
@@ -60,40 +65,45 @@ def _key(cache, root: str, cwd: str, config: str | None) -> str:
     return cache.key("quick", f"{root}\0{cwd}\0{config or ''}", "")
 
 
-def record(cache, root: str, cwd: str, config: str | None, discovered: list[str],
+def record(cache, root: str, cwd: str, config: str | None, stamped: list[str],
            folders: list[tuple[str, int, str]], quiet: set[str], hints: tuple[str, ...],
            files: int, jobs: int, skipped: list[tuple[str, str]]) -> None:
-    """Write the record of a full run (paths absolute; the folders as discovery walked
-    them)."""
+    """Write the record of a full run (paths absolute, under ``root``; the folders as
+    discovery walked them)."""
+    def rel(path: str) -> str:
+        return os.path.relpath(path, root) if path != root else ""
+
     try:
-        stamps = {path: _stamp(path) for path in discovered}
-        if config is not None:
-            stamps[os.path.realpath(config)] = _stamp(config)
-        entries = {folder: (mtime, digest) for folder, mtime, digest in folders}
+        stamps = {rel(path): _stamp(path) for path in stamped}
+        used = (os.path.realpath(config), _stamp(config)) if config is not None else None
     except OSError:
         return  # something moved while the run read it: no record, the next run is full
+    entries = {rel(folder): (mtime, digest) for folder, mtime, digest in folders}
     cache.put(_key(cache, root, cwd, config), Record(
-        stamps, entries, frozenset(quiet), hints, files, jobs, tuple(sorted(skipped))))
+        stamps, entries, frozenset(rel(path) for path in quiet), used, hints, files, jobs,
+        tuple(sorted(skipped))))
 
 
 def answer(cache, root: str, cwd: str, config: str | None, named: list[str]) -> Record | None:
     """The record, when it shows the named files (absolute) cannot change any finding."""
     found = cache.get(_key(cache, root, cwd, config))
-    if not isinstance(found, Record) or not named or not set(named) <= found.quiet:
+    names = {os.path.relpath(path, root) for path in named}
+    if not isinstance(found, Record) or not names or not names <= found.quiet:
         return None
     if not all(_still_quiet(path, found.hints) for path in named):
         return None
-    others = set(named)
     try:
-        if _changed(found.stamps, others):
+        if _changed(root, found.stamps, names) or \
+                found.config is not None and _stamp(found.config[0]) != found.config[1]:
             return None
         # a folder's time changes with its list of entries; an editor that saves by renaming
         # a new file into place changes it too, so there the names are compared
-        saved_in = {os.path.dirname(path) for path in named}
-        if any(os.stat(folder).st_mtime_ns != mtime and
-               (folder not in saved_in or names_digest(os.listdir(folder)) != digest)
-               for folder, (mtime, digest) in found.folders.items()):
-            return None
+        saved_in = {os.path.dirname(rel) for rel in names}
+        for folder, (mtime, digest) in found.folders.items():
+            path = os.path.join(root, folder)
+            if os.stat(path).st_mtime_ns != mtime and (
+                    folder not in saved_in or names_digest(os.listdir(path)) != digest):
+                return None
     except OSError:
         return None
     return found
