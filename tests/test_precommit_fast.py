@@ -145,3 +145,20 @@ def test_a_run_with_an_internal_error_leaves_no_record(repo, full_runs, monkeypa
     runs = len(full_runs)
     assert check("app/stats.py").exit_code == 2  # analysed again, and fails again
     assert len(full_runs) == runs + 1
+
+
+@pytest.mark.parametrize("options, error", [
+    (["--select", "JOB999"], "unknown rule or prefix 'JOB999'"),
+    (["--ignore", "no-such-rule"], "unknown rule or prefix 'no-such-rule'"),
+    (["--baseline", "missing.json"], "missing.json: not a jobsafe baseline file"),
+])
+def test_the_fast_answer_checks_the_options_the_full_run_checks(repo, full_runs, options,
+                                                                 error):
+    assert check(".").exit_code == 1
+    _edit("app/stats.py", "# edited\n")
+    runs = len(full_runs)
+    result = CliRunner().invoke(main, ["check", *options, "app/stats.py"])
+    assert result.exit_code == 2 and error in result.stderr
+    assert len(full_runs) == runs  # the answer was quick, and still refused the option
+    with_valid = ["--select", "JOB1"] if "--baseline" not in options else []
+    assert check(*with_valid, "app/stats.py").exit_code == 0

@@ -152,7 +152,7 @@ def check(paths, fmt, output, select, ignore, severity, min_confidence, config_f
     paths = paths or (".",)
     settings = _settings(config_file, paths)
     if fmt == "text" and output is None and not (no_cache or fix or diff or write_baseline) \
-            and _answered_quietly(paths, settings, quiet):
+            and _answered_quietly(paths, settings, quiet, select, ignore, baseline):
         sys.exit(0)
     from .baseline import Baseline, BaselineError
     from .baseline import write_baseline as save_baseline
@@ -197,9 +197,11 @@ def check(paths, fmt, output, select, ignore, severity, min_confidence, config_f
     _exit(analysis, 0 if exit_zero or not analysis.findings else 1)
 
 
-def _answered_quietly(paths, settings, quiet: bool) -> bool:
+def _answered_quietly(paths, settings, quiet: bool, select, ignore, baseline) -> bool:
     """The pre-commit fast path (see ``quick``): print what the full run would print about
-    named files that cannot change any finding, and say so; False to analyse in full."""
+    named files that cannot change any finding, and say so; False to analyse in full. The
+    options the full run checks even when it finds nothing (rule selectors, the baseline
+    file) are checked here too, with the same errors."""
     if not all(os.path.isfile(p) for p in paths):
         return False
     from .cache import CACHE_DIR, FileCache
@@ -215,6 +217,21 @@ def _answered_quietly(paths, settings, quiet: bool) -> bool:
                    [os.path.realpath(p) for p in paths])
     if found is None:
         return False
+    if select or ignore:
+        from .config import ConfigError
+        from .rules import enabled_rules
+
+        try:
+            enabled_rules(settings, tuple(_split(select)), tuple(_split(ignore)))
+        except ConfigError as exc:
+            raise _Exit(str(exc)) from None
+    if baseline:
+        from .baseline import Baseline, BaselineError
+
+        try:
+            Baseline.read(baseline, os.path.realpath(os.getcwd()))
+        except BaselineError as exc:
+            raise _Exit(str(exc)) from None
     if not quiet:
         color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
         click.echo(f"{click.style('No findings', fg='green') if color else 'No findings'} in "
