@@ -99,3 +99,20 @@ def test_the_dst_finding_says_what_each_runtime_does(write_tree):
     assert set(found) == {"etc/systemd/system/spring.service", "crontab"}
     assert "systemd does not start the job that day" in found["etc/systemd/system/spring.service"]
     assert "the autumn change repeats: cron runs it once" in found["crontab"]
+
+
+@pytest.mark.parametrize("expr", EXPRESSIONS + ["0 0 29 2 *", "0 0 31 * *", "0 12 * * 0",
+                                                "*/1 * * * *", "0 0 1 1 *", "59 23 31 12 *",
+                                                "0 */6 1,15 * *", "5 4 * * 6,0"])
+def test_one_expression_is_summarised_as_the_general_union_does(expr):
+    """The shortcut for one cron expression gives what the day-by-day union gives."""
+    from jobsafe.schedule import Firings, _summarize_groups, summarize
+
+    firings = cron_firings(expr)
+    assert len(firings.groups) == 1
+    assert summarize(firings) == _summarize_groups(firings)
+    days, times = firings.groups[0]
+    for other in (Firings(((days, ()),), firings.span_days),  # no time of day
+                  Firings(((frozenset(), times),), firings.span_days),  # no day comes
+                  Firings(((frozenset(sorted(days)[:1]), times),), firings.span_days)):
+        assert summarize(other) == _summarize_groups(other)

@@ -175,6 +175,27 @@ def calendar_firings(expressions: tuple[str, ...]) -> Firings:
 
 def summarize(firings: Firings) -> tuple[int | None, float]:
     """(shortest gap between consecutive firings in seconds, firings per day)."""
+    if len(firings.groups) == 1:  # one cron expression: every matching day alike
+        return _summarize_group(*firings.groups[0], firings.span_days)
+    return _summarize_groups(firings)
+
+
+def _summarize_group(matching: frozenset[int], seconds: tuple[int, ...],
+                     span_days: int) -> tuple[int | None, float]:
+    """``summarize`` of one group, without building each day: the shortest gap is within a
+    day, or from the last firing of a day to the first of the nearest next matching day."""
+    times = sorted(set(seconds))
+    ordinals = sorted(matching)
+    if not ordinals:  # (a day that never comes: no firing, no gap)
+        return None, 0.0
+    gaps = [min(b - a for a, b in zip(times, times[1:]))] if len(times) > 1 else []
+    if times and len(ordinals) > 1:
+        nearest = min(d2 - d1 for d1, d2 in zip(ordinals, ordinals[1:]))
+        gaps.append(nearest * 86400 + times[0] - times[-1])
+    return (min(gaps) if gaps else None), round(len(ordinals) * len(times) / span_days, 4)
+
+
+def _summarize_groups(firings: Firings) -> tuple[int | None, float]:
     by_signature: dict[tuple[int, ...], tuple[int, ...]] = {}
     days: dict[int, tuple[int, ...]] = {}
     for ordinal in sorted(set().union(*(g[0] for g in firings.groups))) if firings.groups else []:
