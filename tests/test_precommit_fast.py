@@ -74,6 +74,7 @@ def test_unrelated_staged_modules_are_answered_without_analysing(repo, full_runs
 
 @pytest.mark.parametrize("case", ["lock word", "suppression", "job's script", "imported",
                                   "django settings", "task name searched", "script read",
+                                  "gitignore changed",
                                   "another file changed", "new file", "config named",
                                   "no cache", "json"])
 def test_files_that_could_change_a_finding_are_analysed(repo, full_runs, case):
@@ -107,6 +108,16 @@ def test_files_that_could_change_a_finding_are_analysed(repo, full_runs, case):
         _edit("crontab", "0 6 * * * php /srv/app/bin/charge.php\n")
         assert check(".").exit_code == 1
         _edit("bin/charge.php", "echo 2;\n")
+        _edit("app/stats.py", "# edited\n")
+    elif case == "gitignore changed":  # what it ignored is discovered again
+        os.makedirs("ops")
+        with open("ops/crontab", "w", encoding="utf-8") as fh:
+            fh.write("0 8 * * * /srv/app/app/stats.py\n")
+        with open(".gitignore", "w", encoding="utf-8") as fh:
+            fh.write("ops/\n")
+        assert check(".").exit_code == 1
+        with open(".gitignore", "w", encoding="utf-8") as fh:  # (stamped: it has no suffix)
+            fh.write("# nothing ignored\n")
         _edit("app/stats.py", "# edited\n")
     elif case == "another file changed":
         _edit("app/stats.py", "# edited\n")
