@@ -128,10 +128,9 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
     project_root = find_project_root(root, settings.source)
     cache = None
     if use_cache:
-        from .cache import CACHE_DIR, FileCache
+        from .cache import FileCache
 
-        cache = FileCache.open(os.environ.get("JOBSAFE_CACHE_DIR") or
-                               os.path.join(project_root, CACHE_DIR))
+        cache = FileCache.of_project(project_root)
     project, texts, read = build_project(root, cwd, settings, workers or os.cpu_count() or 1,
                                          cache, progress)
     if cache is not None:

@@ -93,6 +93,12 @@ class FileCache:
             return None
         return cls(directory, key)
 
+    @classmethod
+    def of_project(cls, project_root: str) -> "FileCache | None":
+        """The project's cache: ``$JOBSAFE_CACHE_DIR``, else ``.jobsafe_cache`` in its root."""
+        return cls.open(os.environ.get("JOBSAFE_CACHE_DIR") or
+                        os.path.join(project_root, CACHE_DIR))
+
     def key(self, kind: str, name: str, text: str) -> str:
         digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0{_code_stamp()}\0{kind}\0{name}\0"
                                 .encode())

@@ -204,17 +204,15 @@ def _answered_quietly(paths, settings, quiet: bool, select, ignore, baseline) ->
     file) are checked here too, with the same errors."""
     if not all(os.path.isfile(p) for p in paths):
         return False
-    from .cache import CACHE_DIR, FileCache
+    from .cache import FileCache
     from .discover import find_project_root, find_root
     from .quick import answer
 
-    root = find_root(list(paths))
-    cache = FileCache.open(os.environ.get("JOBSAFE_CACHE_DIR") or
-                           os.path.join(find_project_root(root, settings.source), CACHE_DIR))
+    root, cwd = find_root(list(paths)), os.path.realpath(os.getcwd())
+    cache = FileCache.of_project(find_project_root(root, settings.source))
     if cache is None:
         return False
-    found = answer(cache, root, os.path.realpath(os.getcwd()), settings.source,
-                   [os.path.realpath(p) for p in paths])
+    found = answer(cache, root, cwd, settings.source, [os.path.realpath(p) for p in paths])
     if found is None:
         return False
     if select or ignore:
@@ -229,7 +227,7 @@ def _answered_quietly(paths, settings, quiet: bool, select, ignore, baseline) ->
         from .baseline import Baseline, BaselineError
 
         try:
-            Baseline.read(baseline, os.path.realpath(os.getcwd()))
+            Baseline.read(baseline, cwd)
         except BaselineError as exc:
             raise _Exit(str(exc)) from None
     if not quiet:

@@ -3,9 +3,8 @@ analysing the tree again.
 
 A full run that uses the cache records what its answer depended on: the stamp of every file
 whose content may matter (of a kind jobsafe reads, or read, or sniffed), the entries of
-every folder it walked, and which Python modules it never read
-as code (the prefilter passed over them and nothing reached them: no job runs them, no code
-imports from them). A later ``check`` given file names answers from that record, with the
+every folder it walked, and which Python modules it never read as code (the prefilter
+passed over them and nothing reached them: no job runs them, no code imports from them). A later ``check`` given file names answers from that record, with the
 recorded counts and no findings, when
 
 - every other file, and every folder's list of entries, is exactly as recorded, and
@@ -21,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .discover import names_digest
+from .discover import names_digest, read_text
 
 #: the words a suppression comment starts with (``# jobsafe: ignore[...]``,
 #: ``# noqa: JOB101``), in any case
@@ -110,19 +109,10 @@ def answer(cache, root: str, cwd: str, config: str | None, named: list[str]) -> 
 
 
 def _still_quiet(path: str, hints: tuple[str, ...]) -> bool:
-    """The module's text holds no prefilter word and no suppression comment (read as
-    ``discover.read_text`` reads it)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return False
-    if b"\0" in data[:8192]:
-        return False
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
+    """The module's text holds no prefilter word and no suppression comment."""
+    text = read_text(path).content
+    if text is None:
+        return False  # unreadable, binary or too large: the full run says which
     lowered = text.lower()
     return not any(word in lowered for word in _SUPPRESSION_WORDS) and \
         not any(hint in text for hint in hints)

@@ -27,11 +27,9 @@ if TYPE_CHECKING:
 
 
 class _Collector:
-    """One pass over the module: every node in source order, with the unit it belongs to.
-
-    libcst computes ``node.children`` by visiting, so walking subtrees again and again is
-    slow; this pass is done once and everything else reads its lists. It walks with
-    ``syntax.children`` rather than a ``CSTVisitor``: a visitor rebuilds every node.
+    """One pass over the module: every node in source order, with its parent and the unit
+    it belongs to; everything else reads its lists. It walks with ``syntax.children``
+    rather than a ``CSTVisitor``, which rebuilds every node it visits.
     """
 
     def __init__(self):
@@ -178,9 +176,9 @@ class ModuleBase:
 
     @cached_property
     def _ranges(self) -> dict[int, Range]:
-        """Every node's range. It is the largest single cost of a module, so it is paid
-        only for a module where something is found (most modules the prefilter lets
-        through yield nothing)."""
+        """Every node's range: a code-generation pass over the whole module, paid only for a
+        module where something is found (most modules the prefilter lets through yield
+        nothing)."""
         return positions(self.module)
 
     def _constructor_span(self, call: cst.Call) -> Span | None:
