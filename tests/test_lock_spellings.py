@@ -574,6 +574,122 @@ def test_peewee_lock_spellings(write_tree, body, expected):
             for lock in locks] == expected
 
 
+# -- "did I claim it" helpers as real code returns the answer, and the chain black writes
+
+CLAIM_HELPER = """from peewee import CharField, Model
+
+
+class Mirror(Model):
+    owner = CharField(null=True)
+
+
+def claim(mirror_id, me):
+    query = Mirror.update(owner=me).where(Mirror.id == mirror_id, Mirror.owner.is_null())
+    updated = query.execute()
+{answer}
+"""
+
+
+@pytest.mark.parametrize("answer, claimed", [
+    ("    return Mirror.get_by_id(mirror_id) if updated else None", True),
+    ("    return updated == 1", True),
+    ("    return updated > 0", True),
+    ("    return bool(updated)", True),
+    ("    if not updated:\n        return None\n    return Mirror.get_by_id(mirror_id)", True),
+    # the count is only logged: the helper answers nothing about it
+    ("    print(updated)\n    return None", False),
+])
+def test_a_claim_helper_answers_in_the_spellings_real_code_uses(write_tree, answer, claimed):
+    job = ("import os\n\nfrom app.mirrors import claim\n\n\ndef main():\n"
+           "    if not claim(1, str(os.getpid())):\n        return\n    print('sync')\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "", "app/mirrors.py": CLAIM_HELPER.format(answer=answer),
+                       "jobs/sync.py": job})
+    analysis = run_analysis(root)
+    [job_] = analysis.project.jobs
+    assert [lock.kind for lock in job_.all_locks] == (["db-claim"] if claimed else [])
+    assert any(f.rule == "JOB101" for f in analysis.findings) is not claimed
+
+
+@pytest.mark.parametrize("chain", [
+    # black's layout: the model's name after the opening parenthesis, the steps below
+    "    updated = (\n        Job.update(owner=me)\n        .where(Job.id == 1, Job.owner.is_null())\n"
+    "        .execute()\n    )\n",
+    "    updated = (\n        Job\n        .update(owner=me)\n        .where(Job.id == 1)\n"
+    "        .execute()\n    )\n",
+    "    updated = Job.update(owner=me).where(Job.id == 1).execute()\n",
+])
+def test_a_claim_chain_over_lines_is_a_claim(write_tree, chain):
+    body = chain + "    if updated != 1:\n        return"
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "jobs/sync.py": PEEWEE_JOB.format(body=body)})
+    [job] = run_analysis(root).project.jobs
+    assert [lock.kind for lock in job.all_locks if lock.function == "main"] == ["db-claim"]
+
+
+# -- a row lock written as SQL and run by a project helper (``_fetchMulti(query, data)``),
+# held in the caller's transaction; the statement chosen by a parameter says how it waits
+
+SQL_RUNNER = """from app.context import context
+
+
+def fetch_all(query, values):
+    cursor = context.cnx.cursor()
+    cursor.execute(query, values)
+    rows = cursor.fetchall()
+    cursor.close()
+    return rows
+
+
+def log_query(query, values):
+    print(query, values)
+    return [1]
+
+
+def db_lock(name, wait=True):
+    data = {{"name": name}}
+    if wait:
+        query = "SELECT name FROM locks WHERE name=%(name)s FOR UPDATE"
+    else:
+        query = "SELECT name FROM locks WHERE name=%(name)s FOR UPDATE SKIP LOCKED"
+    {inner}
+    if rows:
+        return True
+    raise LookupError(name)
+"""
+
+
+@pytest.mark.parametrize("inner, call, expected", [
+    ("rows = fetch_all(query, data)", "db_lock('sync', wait=False)", ("main", False, True)),
+    ("rows = fetch_all(query, data)", "db_lock('sync')", ("main", True, False)),
+    ("rows = fetch_all(query, data)", "db_lock('sync', wait=WAIT)", ("main", False, True)),
+    # its own transaction block lets go of the row before it returns: not the caller's
+    ("with context.cnx.transaction():\n        rows = fetch_all(query, data)",
+     "db_lock('sync', wait=False)", ("db_lock", True, False)),
+    # a helper that does not run the statement it is given
+    ("rows = log_query(query, data)", "db_lock('sync', wait=False)", None),
+])
+def test_row_lock_sql_run_by_a_project_helper(write_tree, inner, call, expected):
+    job = ("from app.db import db_lock\n\nWAIT = False\n\n\ndef main():\n"
+           f"    if not {call}:\n        return\n    print('sync')\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "",
+                       "app/context.py": "import threading\ncontext = threading.local()\n",
+                       "app/db.py": SQL_RUNNER.format(inner=inner), "jobs/sync.py": job})
+    analysis = run_analysis(root)
+    [job_] = analysis.project.jobs
+    locks = [(lock.kind, lock.function, lock.blocking, lock.try_lock)
+             for lock in job_.all_locks]
+    if expected is None:
+        assert locks == []
+        assert any(f.rule == "JOB101" for f in analysis.findings)
+    else:
+        assert locks == [("db-row-lock", *expected)]
+        assert not [f for f in analysis.findings if f.rule == "JOB215"]
+
+
 # -- a lock library's decorator, and Redis's fork valkey under its own name
 
 CELERY_TASKS = '''from celery import shared_task

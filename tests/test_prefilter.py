@@ -71,6 +71,12 @@ def test_literals_never_change_a_verdict():
     ('path = f"/out/{uuid.uuid4()}.csv"\ndf.to_csv(path)\n', True),
     ('if os.path.exists(FLAG):\n    sys.exit()\nopen(FLAG, "w")\nos.remove(FLAG)\n', True),
     ('from django.core.cache import cache\nif cache.add(key, 1, 60):\n    run()\n', True),
+    # a claim as black lays it out: the model's name after the parenthesis, or below it
+    ('updated = (\n    Manifest.update(size=1)\n    .where(Manifest.id == 1)\n    .execute()\n)\n'
+     'if updated != 1:\n    return\n', True),
+    ('updated = (\n    Manifest\n    .update(size=1)\n    .where(Manifest.id == 1)\n    .execute()\n)\n',
+     True),
+    ('total = (\n    1\n    + 2\n)\nitems.update(extra)\n', False),
 ])
 def test_prefilter_reads_code_not_documentation(source, matters):
     assert may_matter(source) is matters

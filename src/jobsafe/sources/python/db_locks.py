@@ -41,7 +41,8 @@ PREFILTER_TOKENS = ("select_for_update", "with_for_update", r"(?i)for\s+update",
                     (r"(?:=|\bif\b|\breturn\b|\bnot\b|\bwhile\b)[^\n#]*\.update\(",
                      r"\.filter(?:_by)?\(|\.where\("),
                     # ... as black writes it: `claimed = (` then the chain over lines
-                    (r"(?:=|\bif\b|\breturn\b|\bnot\b)\s*\(\n[^#;]{0,400}?\n\s*\.update\(",
+                    # (`.update(` opening a line, or after the model's name)
+                    (r"(?:=|\bif\b|\breturn\b|\bnot\b)\s*\(\n[^#;]{0,400}?\.update\(",
                      r"\.filter(?:_by)?\(|\.where\("),
                     (r"(?i)\bupdate\s+\w+\s+set\b", r"rowcount|returning|RETURNING"),
                     (r"IntegrityError", r"\.create\(|\.get_or_create\(|force_insert"))
@@ -49,7 +50,7 @@ PREFILTER_TOKENS = ("select_for_update", "with_for_update", r"(?i)for\s+update",
 #: what marks a receiver as a query (set): how the chain before the call was built
 _QUERY_STEPS = ("filter", "filter_by", "exclude", "objects", "query", "where", "select_related",
                 "all", "order_by", "select_for_update", "with_for_update", "using")
-_FOR_UPDATE = re.compile(r"\bfor\s+(?:no\s+key\s+)?update\b", re.I)
+FOR_UPDATE = re.compile(r"\bfor\s+(?:no\s+key\s+)?update\b", re.I)
 _LOCK_TABLE = re.compile(r"^\s*lock\s+(?:table\s+)?\"?\w+", re.I)
 _UPDATE = re.compile(r"^\s*update\s+\"?(\w+)", re.I)
 _EXPIRY_LOOKUP = re.compile(r"__(?:lt|lte)$")
@@ -95,7 +96,7 @@ class DbLocks(ModuleBase):
 
     def _sql_db_lock(self, call: cst.Call, sql: str, unit: Unit, calls):
         """Row, table and claim locks written in SQL text."""
-        if _FOR_UPDATE.search(sql) and not _UPDATE.match(sql):
+        if FOR_UPDATE.search(sql) and not _UPDATE.match(sql):
             lowered = sql.lower()
             return self._row_lock(call, unit, _table(sql),
                                   "nowait" in lowered, "skip locked" in lowered)
@@ -292,7 +293,7 @@ class DbLocks(ModuleBase):
     def _decides(self, call) -> bool:
         """The call's result decides what runs next: tested in an ``if``/``while``, returned,
         or assigned to a name a test then reads, or that a ``return`` then tells its caller
-        (``return row if updated else None``)."""
+        (``return row if updated else None``, ``return updated == 1``)."""
         for parent in self.parents(call):
             if isinstance(parent, (cst.If, cst.While)):
                 return _in_test(parent, call) and not _only_reports(parent)
@@ -308,8 +309,7 @@ class DbLocks(ModuleBase):
         return any(type(n) in (cst.If, cst.While) and self.line(n) > self.line(call) and
                    read.search(self.code(n.test)) and not _only_reports(n) or
                    type(n) is cst.Return and n.value is not None and
-                   self.line(n) > self.line(call) and isinstance(n.value, cst.IfExp) and
-                   read.search(self.code(n.value.test)) is not None
+                   self.line(n) > self.line(call) and _reads(n.value, name)
                    for n in self._nodes_of(unit)) or self._owner_confirmed(call)
 
     def _raises_unless_claimed(self, call) -> bool:
@@ -474,6 +474,12 @@ def _only_reports(statement) -> bool:
                 if name not in _REPORTING:
                     return False
     return True
+
+
+def _reads(expression, name: str) -> bool:
+    """The expression reads the local ``name`` (``updated == 1``, ``row if updated else
+    None``, ``bool(updated)``)."""
+    return any(isinstance(n, cst.Name) and n.value == name for n in [expression, *walk(expression)])
 
 
 def _in_test(statement, call) -> bool:

@@ -21,7 +21,7 @@ from ...model import (
 )
 from . import apis
 from ...model import UNKNOWN_TTL
-from .db_locks import DbLocks
+from .db_locks import FOR_UPDATE, DbLocks
 from .facts import MAIN, MODULE, PathEffects
 from .fixes import skip_when_busy, try_advisory_lock
 from .symbols import (
@@ -594,12 +594,13 @@ class LockCalls(DbLocks):
         return sql if sql is not None else self._sql_function(node)
 
     def _sql_argument(self, call: cst.Call) -> str | None:
-        """SQL text that takes a lock, given to a project call (a helper that runs it)."""
+        """SQL text that takes a lock (an advisory lock, a row lock), given to a project
+        call (a helper that runs it)."""
         for arg in call.args:
             if isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString, cst.Call,
                                       cst.Name, cst.Attribute)):
                 sql = self._sql_text(arg.value)
-                if sql and _SQL_LOCK_CALL.search(sql.lower()):
+                if sql and (_SQL_LOCK_CALL.search(sql.lower()) or FOR_UPDATE.search(sql)):
                     return sql
         return None
 
@@ -645,9 +646,37 @@ class LockCalls(DbLocks):
                 self._symbols(unit, lock, call, "sql" if helper_sql is None else SQL_HELPER,
                               **pool)
             return lock, call, None
-        if helper_sql is not None:
-            return None  # row locks and claims by a helper: not followed yet
-        return self._sql_db_lock(call, sql, unit, calls)
+        found = self._sql_db_lock(call, sql, unit, calls)
+        if found is not None and helper_sql is not None:  # kept if the helper runs it
+            chosen = next((self._wait_chosen_by(arg.value, call, unit) for arg in call.args
+                           if isinstance(arg.value, cst.Name)), None)
+            self._symbols(unit, found[0], call, SQL_HELPER, waits_when=chosen)
+        return found
+
+    def _wait_chosen_by(self, name: cst.Name, call, unit: Unit) -> tuple[Param, bool] | None:
+        """``if wait: sql = "... FOR UPDATE" else: sql = "... SKIP LOCKED"``, then the call
+        runs ``sql``: the parameter that picks how the lock waits, and whether it waits
+        when the parameter is true."""
+        if not isinstance(unit.node, cst.FunctionDef):
+            return None
+        line = self.line(call)
+        modes: dict[tuple[Param, bool], bool] = {}
+        for node in self._unit_nodes(unit.node):
+            if type(node) is not cst.Assign or self.line(node) >= line or \
+                    not any(isinstance(t.target, cst.Name) and t.target.value == name.value
+                            for t in node.targets):
+                continue
+            condition, sql = self._param_condition(node, unit), self.eval.string(node.value)
+            if condition is None or sql is None:
+                return None
+            modes[condition] = not _NO_WAIT.search(sql)
+        params = {param for param, _ in modes}
+        if len(params) != 1 or len(set(modes.values())) != 2:
+            return None
+        param = params.pop()
+        waits_when_true = modes.get((param, False))
+        return param, waits_when_true if waits_when_true is not None else \
+            not modes[param, True]
 
     def _sql_function(self, node) -> str | None:
         """SQLAlchemy's ``func.pg_advisory_xact_lock(...)`` inside a statement, as the SQL
@@ -1188,6 +1217,7 @@ def _is_pool_checkout(receiver: str, method: str) -> bool:
 
 
 #: SQL that takes a lock: an advisory lock function call
+_NO_WAIT = re.compile(r"\bnowait\b|\bskip\s+locked\b", re.I)
 _SQL_LOCK_CALL = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, apis.SQL_LOCKS)))
 
 

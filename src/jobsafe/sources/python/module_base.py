@@ -18,6 +18,7 @@ from . import apis
 from .facts import MODULE, ModuleFacts, Unit
 from .positions import Range, positions
 from .symbolize import Symbolizer, assigned_names, bound_names
+from .symbols import Param
 from .syntax import ParentMap, children, dotted, is_main_guard
 from .values import Evaluator, argument
 
@@ -347,6 +348,22 @@ class ModuleBase:
         if any(handle and handle in a for a in self.atexit_release):
             return "atexit", None, end
         return "plain", self.span(release_call), end
+
+    def _param_condition(self, node, unit: Unit) -> tuple[Param, bool] | None:
+        """The parameter an ``if`` anywhere around the node tests (``if auto:`` ... ``if
+        ok:`` ... node), and whether it must be false for the node to run."""
+        child = node
+        for parent in self.parents(node):
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return None
+            if isinstance(parent, cst.If) and child in (parent.body, parent.orelse):
+                test, negated = parent.test, child is parent.orelse
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    test, negated = test.expression, not negated
+                if isinstance(test, cst.Name) and test.value in unit.params:
+                    return Param(test.value), negated
+            child = parent
+        return None
 
 
 def _literal(evaluator: Evaluator, node) -> float | str | None:

@@ -824,6 +824,11 @@ class Semantics:
             if not isinstance(call, Call) or not self._runs_argument(call, at):
                 return None
             lock = _inferred(lock)  # the helper runs the statement it is given
+            if symbols.waits_when is not None:  # the statement a parameter picks
+                param, waits_if_true = symbols.waits_when
+                flag = self.constant(param, at)
+                waits = None if flag is None else bool(flag.value) == waits_if_true
+                lock = replace(lock, blocking=waits, try_lock=waits is False)
         if symbols.condition is not None:
             at = Where(where.rel, symbols.owner or where.unit, where.env)
             flag = self.constant(symbols.condition, at)

@@ -229,6 +229,9 @@ class LockSymbols:
     #: a keyword argument whose value decides whether the call locks at all
     #: (``r.set(key, 1, nx=nx)`` in a helper): true where it is given, or no lock
     condition: Value | None = None
+    #: a statement chosen by a parameter (``if wait: sql = "... FOR UPDATE" else: sql =
+    #: "... SKIP LOCKED"``): the parameter, and whether the lock waits when it is true
+    waits_when: "tuple[Param, bool] | None" = None
     #: a time-to-live the module could not read (a claim's age limit imported from
     #: another module): the tree reads it
     ttl: Value | None = None

@@ -59,8 +59,11 @@ class UseSites(LockCalls, Hazards):
         if lock.kind in ("redis-key", "cache-key") and lock.release == "none" and \
                 self._returned(at, nodes):
             return True  # "did I get it": the caller holds the key, and deletes it
-        if lock.kind == "db-row-lock" and self._hands_back_query(at, nodes):
-            return True  # a locking query handed back: the caller runs it, in its transaction
+        if lock.kind == "db-row-lock" and (self._hands_back_query(at, nodes) or (
+                self._transaction_block(at) is None and self._tells_caller(at, unit))):
+            return True  # a locking query handed back: the caller runs it, in its transaction;
+            # or "did I lock it" answered outside a transaction block of its own: the row
+            # stays locked in the caller's transaction
         if lock.kind == "db-claim" and lock.release == "none" and (
                 not lock.try_lock or self._tells_caller(at, unit)):
             return True  # "did I claim it", or claimed on return: the caller holds the row
@@ -267,22 +270,6 @@ class UseSites(LockCalls, Hazards):
                 if isinstance(c.func, cst.Attribute) and
                 _object_name(c.func.value) == receiver and self.line(c) > self.line(call)]
         return receiver if unit.object_calls[receiver] else None
-
-    def _param_condition(self, node, unit: Unit) -> tuple[Param, bool] | None:
-        """The parameter an ``if`` anywhere around the node tests (``if auto:`` ... ``if
-        ok:`` ... node), and whether it must be false for the node to run."""
-        child = node
-        for parent in self.parents(node):
-            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module)):
-                return None
-            if isinstance(parent, cst.If) and child in (parent.body, parent.orelse):
-                test, negated = parent.test, child is parent.orelse
-                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                    test, negated = test.expression, not negated
-                if isinstance(test, cst.Name) and test.value in unit.params:
-                    return Param(test.value), negated
-            child = parent
-        return None
 
     def _site(self, unit: Unit, scan, node, callee, use, scope, release, release_span=None,
               handle=None, handle_releases=(), result_used: bool | None = None,
