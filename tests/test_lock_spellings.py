@@ -690,6 +690,107 @@ def test_row_lock_sql_run_by_a_project_helper(write_tree, inner, call, expected)
         assert not [f for f in analysis.findings if f.rule == "JOB215"]
 
 
+# -- a function reached through a late-bound proxy (peewee's ``Proxy``, initialised at
+# start-up with what the database supports), and a lock taken on one branch of ``a if p
+# else b`` as the caller's argument picks it
+
+PROXY_DB = """{imports}
+
+
+def real_for_update(query, skip_locked=False):
+    return query.for_update("FOR UPDATE SKIP LOCKED") if skip_locked else query.for_update()
+
+
+def null_for_update(query, skip_locked=False):
+    return query
+
+
+def real_xact_lock(lock_id):
+    db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (lock_id,))
+
+
+def null_xact_lock(lock_id):
+    pass
+
+
+SPECIALISED = {{"sqlite": null_for_update}}
+
+
+class CallableProxy({base}):
+    def __call__(self, *args, **kwargs):
+        return self.obj(*args, **kwargs)
+
+
+db = {base}()
+db_for_update = CallableProxy()
+db_xact_lock = CallableProxy()
+
+
+class Job(Model):
+    owner = CharField(null=True)
+
+
+def configure(driver):
+    db_for_update.initialize({for_update})
+    db_xact_lock.initialize(null_xact_lock if driver == "sqlite" else real_xact_lock)
+"""
+
+
+@pytest.mark.parametrize("imports, base, for_update", [
+    ("from peewee import *", "Proxy", "SPECIALISED.get(driver, real_for_update)"),
+    ("from peewee import CharField, Model, Proxy", "Proxy", "real_for_update"),
+    ("import peewee\nfrom peewee import CharField, Model", "peewee.Proxy",
+     "real_for_update if driver != 'sqlite' else null_for_update"),
+    ("from peewee import CharField, DatabaseProxy, Model", "DatabaseProxy",
+     "SPECIALISED[driver]"),
+])
+@pytest.mark.parametrize("statement, expected", [
+    ("row = db_for_update(Job.select().where(Job.id == 1)).get()", (True, False)),
+    ("row = db_for_update(Job.select().where(Job.id == 1), skip_locked=True).get()",
+     (False, True)),
+    ("db_xact_lock(42)", "pg-advisory"),
+])
+def test_a_lock_reached_through_a_late_bound_proxy(write_tree, imports, base, for_update,
+                                                  statement, expected):
+    if for_update == "SPECIALISED[driver]" and "for_update" not in statement:
+        pytest.skip("one spelling of the choice is enough for the advisory lock")
+    job = ("from app.db import Job, db, db_for_update, db_xact_lock\n\n\ndef main():\n"
+           f"    with db.atomic():\n        {statement}\n        print('sync')\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    if for_update == "SPECIALISED[driver]":
+        # a lookup with no default: only the listed driver, which locks nothing
+        expected = None
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "",
+                       "app/db.py": PROXY_DB.format(imports=imports, base=base,
+                                                    for_update=for_update),
+                       "jobs/sync.py": job})
+    [job_] = run_analysis(root).project.jobs
+    taken = [lock for lock in job_.all_locks if lock.function == "main"]
+    if expected is None:
+        assert taken == []
+    elif expected == "pg-advisory":
+        assert [(lock.kind, lock.release) for lock in taken] == [("pg-advisory", "transaction")]
+    else:
+        assert [(lock.kind, lock.blocking, lock.try_lock) for lock in taken] == \
+            [("db-row-lock", *expected)]
+
+
+def test_a_class_with_its_own_initialize_is_no_proxy(write_tree):
+    helper = PROXY_DB.format(imports="from peewee import CharField, Model", base="Holder",
+                             for_update="real_for_update")
+    helper = helper.replace("class CallableProxy(Holder):",
+                            "class Holder:\n    def initialize(self, obj):\n"
+                            "        self.other = obj\n\n\nclass CallableProxy(Holder):")
+    job = ("from app.db import Job, db_for_update\n\n\ndef main():\n"
+           "    row = db_for_update(Job.select().where(Job.id == 1)).get()\n"
+           "    print(row)\n\n\nif __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "", "app/db.py": helper, "jobs/sync.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [lock for lock in job_.all_locks if lock.function == "main"] == []
+
+
 # -- a lock library's decorator, and Redis's fork valkey under its own name
 
 CELERY_TASKS = '''from celery import shared_task

@@ -270,6 +270,10 @@ DYNAMIC_IMPORTS = {
     "oslo_utils.importutils.import_class": ("import_str", 0, None),
     "oslo_db.api.DBAPI": ("backend_name", 0, "backend_mapping"),
 }
+#: library classes whose instances stand for whatever the program hands them at start-up,
+#: by this method (peewee's ``db = Proxy()`` ... ``db.initialize(real_db)``): the proxy's
+#: calls and attributes are those of every value the project initialises it with
+LATE_BOUND_PROXIES = {"peewee.Proxy": "initialize", "peewee.DatabaseProxy": "initialize"}
 #: kinds whose methods give something of a known kind
 OBJECT_KINDS = {"redis", "django-cache", "db-engine", "db-sessionmaker", "db-session",
                 "db-connection", "db-pool", "db-cursor", "db-connections"}

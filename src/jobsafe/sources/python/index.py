@@ -258,6 +258,13 @@ class PythonIndex:
                     method = unit.name.rsplit(".", 1)[-1] if "." in unit.name else ""
                     if method and method not in _BUILTIN_METHODS:
                         names.add(method)
+        proxies = [(rel, name) for rel in sorted(self.files) if self.might_lock(rel)
+                   for facts in [self.module(rel)] if facts is not None and facts.error is None
+                   for name, value in facts.bindings.items() if isinstance(value, Call)]
+        for rel, name in proxies:  # a proxy initialised with one of them stands for it
+            options = self.semantics.proxy_options(Global(name), Where(rel))
+            if any(option.dotted.rsplit(".", 1)[-1] in names for option in options):
+                names.add(name)
         grown = True
         while grown:  # and the functions that call those, in turn
             grown = False

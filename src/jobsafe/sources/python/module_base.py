@@ -146,7 +146,7 @@ class ModuleBase:
         literals = Evaluator({}, self.qualified)
         self.sym = Symbolizer(self.aliases, self.defined | assigned_names(module.body),
                               lambda node: _literal(literals, node), self._constructor_span,
-                              self._local_names)
+                              self._local_names, bool(self.star_imports))
 
     def qualified(self, node) -> set[str]:
         """The dotted name an expression refers to (``{"fcntl.flock"}``), or an empty set."""

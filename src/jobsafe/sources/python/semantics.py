@@ -257,6 +257,7 @@ class Semantics:
         self._made_by: dict[tuple[str, str], list[tuple[Call, Where]]] = {}
         #: class-like name -> the call sites that call it (built on first use)
         self._call_index: dict[str, list[tuple[Call, Where]]] | None = None
+        self._proxy_index: dict[tuple[str, str], list[Imported]] | None = None
         #: model -> the expiry a sweeper gives its claims (built on first use)
         self._sweeps: dict[str, float] | None = None
 
@@ -603,6 +604,10 @@ class Semantics:
             kind = self._global(module, name, depth + 1)  # from .utils import *
             if kind != UNKNOWN_KIND:
                 return kind
+        for dotted in facts.star_imports:  # from peewee import *: the library names we know
+            if f"{dotted}.{name}" in apis.LATE_BOUND_PROXIES and \
+                    self.resolve_dotted(rel, dotted) is None:
+                return f"lib:{dotted}.{name}"
         return UNKNOWN_KIND
 
     def _star_modules(self, rel: str, facts: ModuleFacts) -> list[str]:
@@ -829,6 +834,12 @@ class Semantics:
                 flag = self.constant(param, at)
                 waits = None if flag is None else bool(flag.value) == waits_if_true
                 lock = replace(lock, blocking=waits, try_lock=waits is False)
+        if symbols.branch is not None:  # the other branch's lock, where the value is known
+            param, truth = symbols.branch
+            flag = self.constant(param, Where(where.rel, symbols.owner or where.unit,
+                                              where.env))
+            if flag is not None and bool(flag.value) != truth:
+                return None
         if symbols.condition is not None:
             at = Where(where.rel, symbols.owner or where.unit, where.env)
             flag = self.constant(symbols.condition, at)
@@ -1618,6 +1629,12 @@ class Semantics:
         if isinstance(callee, Either) and depth < 4:  # with (Guard() if x else nullcontext())
             return next((found for found in (self.users_of(option, use, at, depth + 1)
                                              for option in callee.options) if found), [])
+        if isinstance(callee, Call) and use == "call" and depth < 4:
+            options = self.proxy_options(callee.func, at)
+            if options:  # a proxy called: every function it may stand for
+                return [found for option in options
+                        for found in self.users_of(replace(callee, func=option), use, at,
+                                                   depth + 1)]
         func = self.kind(callee.func if isinstance(callee, Call) else callee, at)
         kind, _, rest = func.partition(":")
         if isinstance(callee, Call) and kind == "function":
@@ -1658,6 +1675,94 @@ class Semantics:
                 use, ("__enter__", "__aenter__"))
             return [(m[0], m[1], env) for m in
                     (self.class_method(rel, cls, name) for name in methods) if m is not None]
+        return []
+
+    # -- late-bound proxies
+    def proxy_options(self, value: Value, where: Where) -> list[Imported]:
+        """What a module-level proxy stands for (peewee's ``db_for_update =
+        CallableProxy()``, then at start-up ``db_for_update.initialize(real_for_update)``):
+        the project's functions and objects it is initialised with anywhere in the analysed
+        modules, each option of a choice (``SCHEME.get(driver, real_for_update)``); empty
+        when ``value`` is no such proxy."""
+        target = self._module_global(value, where)
+        if target is None:
+            return []
+        return self._initialised_with().get(target, []) if self._is_proxy(*target) else []
+
+    def _module_global(self, value: Value, where: Where) -> tuple[str, str] | None:
+        if isinstance(value, Global):
+            return where.rel, value.name
+        if isinstance(value, Imported):
+            found = self.resolve_dotted(where.rel, value.dotted)
+            if found is not None and found[1] and "." not in found[1]:
+                return found
+        return None
+
+    def _is_proxy(self, rel: str, name: str) -> bool:
+        facts = self.facts(rel)
+        made = facts.bindings.get(name) if facts is not None else None
+        if not isinstance(made, Call):
+            return False
+        kind = self.kind(made.func, Where(rel))
+        if kind.startswith("lib:"):
+            return kind[len("lib:"):] in apis.LATE_BOUND_PROXIES
+        if not kind.startswith("class:"):
+            return False
+        _, crel, cls = kind.split(":", 2)
+        for base_rel, base_cls in self.class_mro(crel, cls):
+            info = self.classes_of(base_rel).get(base_cls)
+            if info is not None and any(
+                    self.kind(base, Where(base_rel)).startswith("lib:") and
+                    self.kind(base, Where(base_rel))[len("lib:"):] in apis.LATE_BOUND_PROXIES
+                    for base in info.bases):
+                return True
+        return False
+
+    def _initialised_with(self) -> dict[tuple[str, str], list[Imported]]:
+        """(module, global) -> the project names its ``initialize(...)`` calls hand it, in
+        the modules the prefilter keeps (built once)."""
+        if self._proxy_index is None:
+            self._proxy_index = {}
+            methods = set(apis.LATE_BOUND_PROXIES.values())
+            for rel in sorted(self.index.files):
+                if is_test_path(rel) or not self.index.might_lock(rel):
+                    continue
+                facts = self.index.module(rel)
+                for unit in facts.units.values() if facts is not None and \
+                        facts.error is None else ():
+                    for site in unit.callsites:
+                        call = site.callee
+                        if not (isinstance(call, Call) and isinstance(call.func, Attr) and
+                                call.func.name in methods and call.args):
+                            continue
+                        here = Where(rel, unit.name)
+                        target = self._module_global(call.func.base, here)
+                        if target is not None:
+                            self._proxy_index.setdefault(target, []).extend(
+                                self._named_options(call.args[0][1], here))
+        return self._proxy_index
+
+    def _named_options(self, value: Value, where: Where) -> list[Imported]:
+        """The project names a value may be, spelled so that any module resolves them:
+        each option of ``a if c else b``, the values of a dict looked up with ``.get`` (and
+        its default) or ``[...]``."""
+        if isinstance(value, Either):
+            return [o for option in value.options for o in self._named_options(option, where)]
+        if isinstance(value, Call) and isinstance(value.func, Attr) and \
+                value.func.name == "get" and value.args:
+            mapping = self._dict(value.func.base, where)
+            default = value.arg(None, 1)
+            values = [v for _, v in mapping.items] if mapping else []
+            return [o for v in [*values, *([default] if default is not None else [])]
+                    for o in self._named_options(v, where)]
+        if isinstance(value, Item):
+            mapping = self._dict(value.base, where)
+            return [o for _, v in mapping.items for o in self._named_options(v, where)] \
+                if mapping else []
+        if isinstance(value, Global):
+            return [Imported(f"{self.index.dotted(where.rel)}.{value.name}")]
+        if isinstance(value, Imported) and not value.dotted.startswith("."):
+            return [value]
         return []
 
     def _instance_call(self, value: Value, where: Where) -> tuple[Value, Where]:

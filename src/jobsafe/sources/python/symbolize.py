@@ -102,9 +102,12 @@ class Symbolizer:
     """Turns expressions of one module into values, given the unit they are in."""
 
     def __init__(self, aliases: dict[str, str], module_names: set[str],
-                 evaluate_constant, span_of=None, local_names=None):
+                 evaluate_constant, span_of=None, local_names=None, star_imports=False):
         self.aliases = aliases  # local name -> dotted name as imported
         self.module_names = module_names  # top-level functions, classes, assignments
+        #: the module imports some module whole (``from peewee import *``): a name it does
+        #: not bind may come from there (``semantics`` looks)
+        self.star_imports = star_imports
         self.constant = evaluate_constant  # node -> float | str | None, literals only
         self._scopes: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {}
         self.units: dict[str, Unit] = {}  # by name, for the scopes around a nested function
@@ -231,4 +234,4 @@ class Symbolizer:
             return Imported(self.aliases[name])
         if name in _BUILTINS:
             return Imported(f"builtins.{name}")
-        return UNKNOWN
+        return Global(name) if self.star_imports else UNKNOWN

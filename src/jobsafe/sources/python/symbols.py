@@ -232,6 +232,9 @@ class LockSymbols:
     #: a statement chosen by a parameter (``if wait: sql = "... FOR UPDATE" else: sql =
     #: "... SKIP LOCKED"``): the parameter, and whether the lock waits when it is true
     waits_when: "tuple[Param, bool] | None" = None
+    #: taken on one branch of ``a if p else b`` (``query.for_update(SKIP) if skip else
+    #: query.for_update()``): the parameter, and the truth it must have
+    branch: "tuple[Param, bool] | None" = None
     #: a time-to-live the module could not read (a claim's age limit imported from
     #: another module): the tree reads it
     ttl: Value | None = None

@@ -33,10 +33,30 @@ class UseSites(LockCalls, Hazards):
             if self._escapes(unit, lock, at, handle, nodes):
                 symbols = unit.lock_symbols.setdefault(lock.span, LockSymbols())
                 symbols.escapes = True
+                branch = self._branch_of(at, unit)
+                if branch is not None:
+                    symbols.branch = branch
+
+    def _branch_of(self, at, unit: Unit) -> tuple[Param, bool] | None:
+        """``a if p else b`` with ``p`` a parameter, ``at`` inside ``a`` or ``b``: the
+        parameter, and the truth it must have for ``at`` to run."""
+        node, parent = at, self._parent.get(at)
+        while isinstance(parent, (cst.Attribute, cst.Call)):
+            node, parent = parent, self._parent.get(parent)
+        if not isinstance(parent, cst.IfExp) or node is parent.test:
+            return None
+        test, truth = parent.test, node is parent.body
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, truth = test.expression, not truth
+        return (Param(test.value), truth) \
+            if isinstance(test, cst.Name) and test.value in unit.params else None
 
     def _returned(self, at, nodes) -> bool:
-        """The value of ``at`` is what the function returns (directly or through a name)."""
+        """The value of ``at`` is what the function returns (directly, as a branch of
+        ``a if c else b``, or through a name)."""
         parent = self._parent.get(at)
+        while isinstance(parent, cst.IfExp) and at is not parent.test:
+            at, parent = parent, self._parent.get(parent)
         if isinstance(parent, cst.Return):
             return True
         name = self._assigned_to(at)
@@ -64,6 +84,9 @@ class UseSites(LockCalls, Hazards):
             return True  # a locking query handed back: the caller runs it, in its transaction;
             # or "did I lock it" answered outside a transaction block of its own: the row
             # stays locked in the caller's transaction
+        if lock.kind == "pg-advisory" and lock.release == "transaction" and \
+                self._transaction_block(at) is None:
+            return True  # pg_advisory_xact_lock: held until the caller's transaction ends
         if lock.kind == "db-claim" and lock.release == "none" and (
                 not lock.try_lock or self._tells_caller(at, unit)):
             return True  # "did I claim it", or claimed on return: the caller holds the row
