@@ -612,6 +612,42 @@ def test_a_claim_helper_answers_in_the_spellings_real_code_uses(write_tree, answ
     assert any(f.rule == "JOB101" for f in analysis.findings) is not claimed
 
 
+def test_a_claim_tested_where_it_is_made_and_a_count_only_logged(write_tree):
+    helper = CLAIM_HELPER.format(answer="    return None").replace(
+        "    updated = query.execute()\n",
+        "    if query.execute():\n        return Mirror.get_by_id(mirror_id)\n")
+    helper += ("\n\ndef propagate(status):\n"
+               "    return Mirror.update(owner=status).where(Mirror.owner.is_null()).execute()\n")
+    job = ("import os\n\nfrom app.mirrors import claim, propagate\n\n\ndef main():\n"
+           "    count = propagate('sync')\n    print('moved', count)\n"
+           "    if not claim(1, str(os.getpid())):\n        return\n    print('sync')\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "", "app/mirrors.py": helper, "jobs/sync.py": job})
+    [job_] = run_analysis(root).project.jobs
+    # the claim, taken where its answer is tested; the bulk update's count decides nothing
+    assert [(lock.kind, lock.span.path.rsplit("/", 1)[-1], lock.span.line)
+            for lock in job_.all_locks] == [("db-claim", "sync.py", 9)]
+
+
+@pytest.mark.parametrize("loop, storm", [
+    # one claim retried until it is free, with no deadline
+    ("    while True:\n        if claim(1, me):\n            break\n        time.sleep(1)", True),
+    # a loop over work: each turn claims the item it fetched
+    ("    while True:\n        item = next_item()\n        if not claim(item, me):\n"
+     "            time.sleep(1)\n            continue\n        print('work', item)", False),
+])
+def test_a_spin_loop_is_one_lock_retried_not_a_loop_over_work(write_tree, loop, storm):
+    job = ("import os\nimport time\n\nfrom app.mirrors import claim\n\n\n"
+           "def next_item():\n    return int(time.time())\n\n\ndef main():\n"
+           f"    me = str(os.getpid())\n{loop}\n\n\nif __name__ == '__main__':\n    main()\n")
+    helper = CLAIM_HELPER.format(answer="    return updated == 1")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "", "app/mirrors.py": helper, "jobs/sync.py": job})
+    analysis = run_analysis(root)
+    assert any(f.rule == "JOB208" for f in analysis.findings) is storm
+
+
 @pytest.mark.parametrize("chain", [
     # black's layout: the model's name after the opening parenthesis, the steps below
     "    updated = (\n        Job.update(owner=me)\n        .where(Job.id == 1, Job.owner.is_null())\n"

@@ -15,6 +15,10 @@ CRONTAB = "*/5 * * * * /srv/app/bin/sync.py\n"
 SYNC = "#!/usr/bin/env python3\nfrom app.util import add\nprint(add(1, 2))\n"
 QUIET = '"""Arithmetic."""\n\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n'
 UTIL = "def add(a, b):\n    return a + b\n"
+ROW_HELPER = ("import fcntl\n\n_HELD = []\n\n\ndef take_row(n):\n"
+              "    fh = open(f'/var/lock/row{n}', 'w')\n"
+              "    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+              "    _HELD.append(fh)\n    return fh\n")
 
 
 @pytest.fixture
@@ -74,7 +78,7 @@ def test_unrelated_staged_modules_are_answered_without_analysing(repo, full_runs
 
 @pytest.mark.parametrize("case", ["lock word", "suppression", "job's script", "imported",
                                   "django settings", "task name searched", "script read",
-                                  "gitignore changed",
+                                  "gitignore changed", "calls a lock abstraction",
                                   "another file changed", "new file", "config named",
                                   "no cache", "json"])
 def test_files_that_could_change_a_finding_are_analysed(repo, full_runs, case):
@@ -119,6 +123,11 @@ def test_files_that_could_change_a_finding_are_analysed(repo, full_runs, case):
         with open(".gitignore", "w", encoding="utf-8") as fh:  # (stamped: it has no suffix)
             fh.write("# nothing ignored\n")
         _edit("app/stats.py", "# edited\n")
+    elif case == "calls a lock abstraction":  # no word in it: a name the project defines
+        with open("app/rows.py", "w", encoding="utf-8") as fh:
+            fh.write(ROW_HELPER)
+        assert check(".").exit_code == 1
+        _edit("app/stats.py", "from app.rows import take_row\ntake_row(3)\n")
     elif case == "another file changed":
         _edit("app/stats.py", "# edited\n")
         _edit("crontab", "0 4 * * * /srv/app/bin/sync.py --nightly\n")

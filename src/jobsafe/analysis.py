@@ -61,6 +61,9 @@ class _Read:
     folders: list[tuple[str, int, str]]  # (folder, mtime, digest of its names)
     #: Python modules never read as code: passed over by the prefilter, reached by nothing
     quiet: set[str]
+    #: the names of the project's lock abstractions a module may call: a quiet module that
+    #: comes to mention one is read as code
+    abstractions: tuple[str, ...] = ()
 
 
 def build_project(root: str, cwd: str, settings: Settings, workers: int = 1, cache=None,
@@ -100,12 +103,13 @@ def build_project(root: str, cwd: str, settings: Settings, workers: int = 1, cac
     read = set(texts) | set(tree.php.scanned)
     stamped = [f.abs for f in discovery.files
                if f.kind != "other" or f.display in read or is_sniffable(f.rel)]
-    return project, texts, _Read(stamped, discovery.folders, quiet)
+    abstractions = tuple(sorted(tree.python.called_abstractions)) if quiet else ()
+    return project, texts, _Read(stamped, discovery.folders, quiet, abstractions)
 
 
 def _preload_python(tree: Tree, workers: int, progress: Progress | None) -> None:
     """The prefilter over every module, then the kept ones parsed (in worker processes when
-    there are enough of them)."""
+    there are enough of them), then those that call a lock abstraction of the kept ones."""
     python = tree.python
     matter = []
     for done, rel in enumerate(sorted(python.files), 1):
@@ -114,6 +118,9 @@ def _preload_python(tree: Tree, workers: int, progress: Progress | None) -> None
         if progress is not None and (done % 50 == 0 or done == len(python.files)):
             progress("scanning Python", done, len(python.files))
     python.preload(matter, workers, progress)
+    # then the modules that call a lock abstraction those define
+    python.preload([rel for rel in sorted(python.files) if python.calls_abstraction(rel)],
+                   workers, progress)
 
 
 def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
@@ -183,7 +190,8 @@ def _record(cache, root: str, cwd: str, settings: Settings, read: _Read,
     if hints is None:
         return
     quick.record(cache, root, cwd, settings.source, read.stamped, read.folders, read.quiet,
-                 hints, len(project.files), len(project.jobs), project.skipped)
+                 (*hints, *read.abstractions), len(project.files), len(project.jobs),
+                 project.skipped)
 
 
 def _run_rule(rule: Rule, project: Project) -> list[Finding]:

@@ -164,6 +164,10 @@ class FileCache:
                 break
 
 
+#: what a run notes about a file: a verdict, or a verdict with what it saw (an int)
+Note = str | tuple[str, int]
+
+
 class StatIndex:
     """What the last run learned about files it did not need to keep, by their (mtime, size,
     inode), like ruff's cache: a warm run stats such a file instead of reading it. Stamps are
@@ -185,12 +189,12 @@ class StatIndex:
             return None
         return st.st_mtime_ns, st.st_size, st.st_ino
 
-    def known(self, name: str, stamp: tuple) -> str | None:
+    def known(self, name: str, stamp: tuple) -> Note | None:
         """The note recorded for the file when it had this stamp, or None."""
         entry = self.old.get(name)
         return entry[1] if entry is not None and entry[0] == stamp else None
 
-    def record(self, name: str, stamp: tuple, note: str) -> None:
+    def record(self, name: str, stamp: tuple, note: Note) -> None:
         self.new[name] = (stamp, note)
 
     def save(self) -> None:

@@ -39,7 +39,9 @@ class Record:
     folders: dict[str, tuple[int, str]]
     quiet: frozenset[str]  # the Python modules not read as code
     config: tuple[str, Stamp] | None  # the configuration in use (absolute), and its stamp
-    hints: tuple[str, ...]  # literals one of which any prefilter word contains
+    #: literals one of which any prefilter word contains, and the names of the project's
+    #: lock abstractions: a module whose text has none stays quiet
+    hints: tuple[str, ...]
     files: int  # the counts the summary line showed
     jobs: int
     skipped: tuple[tuple[str, str], ...]  # (display path, reason): the summary's notes

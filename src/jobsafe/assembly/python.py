@@ -27,15 +27,16 @@ def eval_number(text: str) -> float:
 
 
 class PythonAssembly(Step):
-    """Locks and hazards of every module the prefilter keeps, and the jobs of in-process
-    schedulers (Celery beat, APScheduler, Huey, django-crontab, django-cron)."""
+    """Locks and hazards of every module the prefilter keeps or that calls a lock
+    abstraction of the project's, and the jobs of in-process schedulers (Celery beat,
+    APScheduler, Huey, django-crontab, django-cron)."""
 
     _cron_settings: dict[str, tuple[str, Span]] | None = None
 
     def run(self) -> None:
         python = self.tree.python
         for rel in sorted(python.files):
-            if python.might_lock(rel):
+            if python.analysed(rel):
                 self.guarded(python.files[rel].display, partial(self._python, rel))
         self.project.parse_errors.extend(python.errors)
         self.project.internal_errors.extend(python.internal_errors)

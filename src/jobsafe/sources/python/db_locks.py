@@ -296,7 +296,7 @@ class DbLocks(ModuleBase):
         (``return row if updated else None``, ``return updated == 1``)."""
         for parent in self.parents(call):
             if isinstance(parent, (cst.If, cst.While)):
-                return _in_test(parent, call) and not _only_reports(parent)
+                return _in_test(parent, call) and not only_reports(parent)
             if isinstance(parent, cst.Return):
                 return True
             if isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -307,7 +307,7 @@ class DbLocks(ModuleBase):
         unit = self.unit_at(call)
         read = re.compile(rf"\b{re.escape(name)}\b")
         return any(type(n) in (cst.If, cst.While) and self.line(n) > self.line(call) and
-                   read.search(self.code(n.test)) and not _only_reports(n) or
+                   read.search(self.code(n.test)) and not only_reports(n) or
                    type(n) is cst.Return and n.value is not None and
                    self.line(n) > self.line(call) and _reads(n.value, name)
                    for n in self._nodes_of(unit)) or self._owner_confirmed(call)
@@ -346,7 +346,7 @@ class DbLocks(ModuleBase):
             return False
         unit = self.unit_at(call)
         for n in self._nodes_of(unit):
-            if type(n) is not cst.If or self.line(n) <= self.line(call) or _only_reports(n):
+            if type(n) is not cst.If or self.line(n) <= self.line(call) or only_reports(n):
                 continue
             test = self.code(n.test)
             if any(re.search(rf"\.{re.escape(field)}\s*(?:!=|==|is not|is)\s*"
@@ -452,7 +452,7 @@ _REPORTING = frozenset({"print", "debug", "info", "warning", "warn", "error", "e
                         "critical", "log", "write", "emit"})
 
 
-def _only_reports(statement) -> bool:
+def only_reports(statement) -> bool:
     """An ``if`` whose branches only log or print (``if n: logger.debug(...)``): the
     count it tests decides nothing the job does."""
     if not isinstance(statement, cst.If):

@@ -199,7 +199,21 @@ class Hazards(ModuleBase):
                      for n in body_nodes)
         test = self.code(loop.test)
         bounded = test not in ("True", "1") or self._leaves_on_limit(loop, body_nodes)
-        return self.span(loop) if sleeps and not bounded else None
+        return self.span(loop) if sleeps and not bounded and \
+            not self._new_work_each_turn(at, body_nodes) else None
+
+    @staticmethod
+    def _new_work_each_turn(at, body_nodes) -> bool:
+        """The acquisition is given something the loop computes afresh on each turn
+        (``item = queue.get()`` ... ``claim(item.id)``): a loop over work, each turn trying
+        another lock, not one lock retried."""
+        fresh = {t.target.value for n in body_nodes if isinstance(n, cst.Assign)
+                 for t in n.targets if isinstance(t.target, cst.Name) and
+                 not isinstance(n.value, (cst.SimpleString, cst.Integer, cst.Float))}
+        if not fresh or not isinstance(at, cst.Call):
+            return False
+        return any(isinstance(n, cst.Name) and n.value in fresh
+                   for arg in at.args for n in [arg.value, *walk(arg.value)])
 
     def _leaves_on_limit(self, loop, body_nodes) -> bool:
         """The loop leaves (break, return, raise) when a clock reading or a counter the loop

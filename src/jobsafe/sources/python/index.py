@@ -7,6 +7,7 @@ and hazards of everything it reaches are the entry code's.
 from __future__ import annotations
 
 import re
+import zlib
 from collections import deque
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import InternalError, raise_internal_errors
 from ...model import CodeFact, Lock, ParseError, Progress, Span
+from ...paths import is_test_path
 from ...suppress import may_hold_suppressions
 from . import prefilter
 from .django_settings import is_settings_module
@@ -100,6 +102,9 @@ class PythonIndex:
         #: display paths of modules the stat index vouched for, so never read
         self.unread: set[str] = set()
         self._matters: dict[str, bool] = {}
+        #: modules the prefilter passed over -> the names they call, as a Bloom filter
+        self._called: dict[str, int] = {}
+        self._callers: dict[str, bool] = {}
         self._light: dict[str, ModuleFacts | None] = {}
         #: (function, use) of a module the prefilter passed over -> whether it may lock
         self._reaches: dict[tuple[tuple[str, str], str], bool] = {}
@@ -236,35 +241,8 @@ class PythonIndex:
         or handing back a lock object, of lock classes, and of every function calling one of
         them, in modules the prefilter keeps. A site calling nothing of these is not
         followed (most calls: the ORM, logging, the standard library)."""
-        units = []
-        names: set[str] = set(LOCKISH_CALLS)
-        for rel in sorted(self.files):
-            facts = self.module(rel) if self.might_lock(rel) else None
-            if facts is None or facts.error is not None:
-                continue
-            for cls, info in facts.classes.items():
-                if imported_names({n for value in info.bases for n in value_names(value)},
-                                  facts) & names \
-                        or any(makes_lock(value) for values in info.attrs.values()
-                               for value, _ in values):
-                    names.add(cls)
-            for unit in facts.units.values():
-                units.append((facts, unit))
-                made = [*unit.returns, *unit.local_values.values()]
-                if _hands_back_lock(unit) or any(makes_lock(v) for v in made):
-                    names.update(_callable_names(unit.name))
-                    # a method that is the abstraction (``guard.single()``): also by its
-                    # own name, for a receiver whose class a helper's parameter hides
-                    method = unit.name.rsplit(".", 1)[-1] if "." in unit.name else ""
-                    if method and method not in _BUILTIN_METHODS:
-                        names.add(method)
-        proxies = [(rel, name) for rel in sorted(self.files) if self.might_lock(rel)
-                   for facts in [self.module(rel)] if facts is not None and facts.error is None
-                   for name, value in facts.bindings.items() if isinstance(value, Call)]
-        for rel, name in proxies:  # a proxy initialised with one of them stands for it
-            options = self.semantics.proxy_options(Global(name), Where(rel))
-            if any(option.dotted.rsplit(".", 1)[-1] in names for option in options):
-                names.add(name)
+        names = set(LOCKISH_CALLS) | self.abstraction_names
+        units = [(facts, unit) for facts in self._kept_modules() for unit in facts.units.values()]
         grown = True
         while grown:  # and the functions that call those, in turn
             grown = False
@@ -276,6 +254,76 @@ class PythonIndex:
                     names.update(own)
                     grown = True
         return frozenset(names)
+
+    def _kept_modules(self) -> list[ModuleFacts]:
+        return [facts for rel in sorted(self.files) if self.might_lock(rel)
+                for facts in [self.module(rel)] if facts is not None and facts.error is None]
+
+    @cached_property
+    def abstraction_names(self) -> frozenset[str]:
+        """The names of the project's own lock abstractions, in the modules the prefilter
+        keeps: functions that hold a lock when they return or hand back a lock object (and,
+        for methods, their own name), lock classes, and proxies initialised with one."""
+        names: set[str] = set(LOCKISH_CALLS)
+        kept = self._kept_modules()
+        for facts in kept:
+            for cls, info in facts.classes.items():
+                if imported_names({n for value in info.bases for n in value_names(value)},
+                                  facts) & names \
+                        or any(makes_lock(value) for values in info.attrs.values()
+                               for value, _ in values):
+                    names.add(cls)
+            for unit in facts.units.values():
+                made = [*unit.returns, *unit.local_values.values()]
+                if _hands_back_lock(unit) or any(makes_lock(v) for v in made):
+                    names.update(_callable_names(unit.name))
+                    # a method that is the abstraction (``guard.single()``): also by its
+                    # own name, for a receiver whose class a helper's parameter hides
+                    method = unit.name.rsplit(".", 1)[-1] if "." in unit.name else ""
+                    if method and method not in _BUILTIN_METHODS:
+                        names.add(method)
+        for facts in kept:  # a proxy initialised with one of them stands for it
+            rel = self.rel_of(facts)
+            for name, value in facts.bindings.items():
+                if isinstance(value, Call) and any(
+                        option.dotted.rsplit(".", 1)[-1] in names
+                        for option in self.semantics.proxy_options(Global(name), Where(rel))):
+                    names.add(name)
+        return frozenset(names - set(LOCKISH_CALLS))
+
+    @cached_property
+    def called_abstractions(self) -> frozenset[str]:
+        """The abstraction names a module may call by name (``claim_mirror(m)``,
+        ``util.set_up_core_dir(d)``, ``Guard(...)``): module-level functions, classes and
+        proxies, not methods (a method's receiver is typed only in a parsed module)."""
+        top: set[str] = set()
+        for facts in self._kept_modules():
+            top.update(n for n in facts.units if "." not in n and n not in (MODULE, MAIN))
+            top.update(facts.classes)
+            top.update(facts.bindings)
+        return frozenset(self.abstraction_names & top)
+
+    def calls_abstraction(self, rel: str) -> bool:
+        """A module the prefilter passed over that calls one of the project's lock
+        abstractions by name: a lock is taken there, through code the prefilter keeps.
+        Its called names were noted when its text was read (or by the stat index), so a
+        module that calls none of them is not read again."""
+        if rel not in self._callers:
+            called = self._called.get(rel) if not self.might_lock(rel) else None
+            names = [name for name in self.called_abstractions
+                     if called is not None and bloom_holds(called, name)]
+            found = False
+            if names and not is_test_path(rel):
+                f = self.files[rel]
+                text = self.read(f) or ""
+                found = re.search(r"\b(?:%s)\s*(?:\(|as\s+\w)"
+                                  % "|".join(map(re.escape, sorted(names))), text) is not None
+            self._callers[rel] = found
+        return self._callers[rel]
+
+    def analysed(self, rel: str) -> bool:
+        """Read as code: kept by the prefilter, or calling an abstraction of the project's."""
+        return self.might_lock(rel) or self.calls_abstraction(rel)
 
     @cached_property
     def effect_methods(self) -> frozenset[str]:
@@ -344,7 +392,7 @@ class PythonIndex:
         """(module, unit) of every function or method of the tree that some use site takes
         a lock through: its escaping locks are judged at those uses. (An abstraction nobody
         uses keeps its locks where they are written.)"""
-        kept = (self.module(rel) if self.might_lock(rel) else None for rel in sorted(self.files))
+        kept = (self.module(rel) if self.analysed(rel) else None for rel in sorted(self.files))
         return self._users_taken([(facts, unit) for facts in kept
                                   if facts is not None and facts.error is None
                                   for unit in facts.units.values()], calls=True)
@@ -514,18 +562,22 @@ class PythonIndex:
         stamp = stats.stamp(f.abs) if stats is not None else None
         note = stats.known(f.display, stamp) if stats is not None and stamp is not None \
             else None
-        if stats is not None and stamp is not None and note == _IRRELEVANT:
-            stats.record(f.display, stamp, _IRRELEVANT)
+        if stats is not None and stamp is not None and isinstance(note, tuple) and \
+                note[0] == _IRRELEVANT:
+            stats.record(f.display, stamp, note)
             self.unread.add(f.display)
+            self._called[rel] = note[1]
             return False
         text = self.read(f)
         if not text:
             return False
         if note != _KEPT and not prefilter.worth_parsing(rel, text):
+            self._called[rel] = called_bloom(text)
             if stats is not None and stamp is not None and \
                     not may_hold_suppressions(text, "python"):
-                # nothing in it can matter to a later run that finds it unchanged
-                stats.record(f.display, stamp, _IRRELEVANT)
+                # nothing in it can matter to a later run that finds it unchanged, but a
+                # call of a lock abstraction: the names it calls are kept
+                stats.record(f.display, stamp, (_IRRELEVANT, self._called[rel]))
             return False
         if stats is not None and stamp is not None:
             stats.record(f.display, stamp, _KEPT)
@@ -737,3 +789,27 @@ def _runs_entry_function(site: CallSite, unit: Unit, facts: ModuleFacts) -> bool
     callee = site.callee
     return unit.name == MAIN and site.use == "call" and isinstance(callee, Call) and \
         isinstance(callee.func, Global) and callee.func.name in facts.units
+
+
+#: a name called, or imported under another name (``from app.util import hold as keep``)
+_CALLED = re.compile(r"(\w+)\s*(?:\(|as\s+\w)")
+
+
+def _bloom_bits(name: str) -> int:
+    h = zlib.crc32(name.encode())
+    return (1 << (h & 1023)) | (1 << ((h >> 10) & 1023)) | (1 << ((h >> 20) & 1023))
+
+
+def called_bloom(text: str) -> int:
+    """A Bloom filter of the names a module's text calls (``name(``) or imports under
+    another name: three bits per name in 1,024, so about 2 % of other names look called in
+    a module that calls a hundred."""
+    bloom = 0
+    for name in set(_CALLED.findall(text)):
+        bloom |= _bloom_bits(name)
+    return bloom
+
+
+def bloom_holds(bloom: int, name: str) -> bool:
+    bits = _bloom_bits(name)
+    return bloom & bits == bits

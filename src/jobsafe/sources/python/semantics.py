@@ -151,7 +151,7 @@ def _claim_ignored(lock: Lock, site: CallSite) -> bool:
     """A database claim a helper answers for ("did I claim it"), called by code that does
     not look at the answer: a state change it makes, not a guard of the caller's."""
     return lock.kind == "db-claim" and lock.release == "none" and lock.try_lock and \
-        site.use == "call" and (site.discarded or not site.result_used)
+        site.use == "call" and (site.discarded or not site.result_used or not site.answer_read)
 
 
 def claim_kept(lock: Lock, site: CallSite, unit: Unit) -> bool:

@@ -164,6 +164,9 @@ class CallSite:
     #: what the function returns tells whether this call succeeded (``return claim()``,
     #: ``_, n = claim()`` then ``return n == 1``): its caller gets the answer
     answered: bool = False
+    #: the call's answer decides what the caller does next (tested, returned, or kept in
+    #: a name a test or a return reads; not only logged)
+    answer_read: bool = True
     #: inside a ``try`` whose handlers only pass: a failure that raises is ignored
     silenced: bool = False
     #: arguments that differ per host or per run (hostname, pid, uuid, time): (position

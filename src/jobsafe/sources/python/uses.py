@@ -19,7 +19,8 @@ from .hazards import Hazards
 from .idempotency import KeyFlow, argument_origins
 from .lock_calls import LockCalls
 from .symbols import UNKNOWN, Call, CallSite, LockSymbols, Param, PassedFile, project_candidate
-from .syntax import walk, walk_unit
+from .db_locks import only_reports
+from .syntax import contains, walk, walk_unit
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -133,11 +134,43 @@ class UseSites(LockCalls, Hazards):
         for parent in self.parents(call):
             if isinstance(parent, cst.FunctionDef):
                 break
+            if isinstance(parent, (cst.If, cst.While)) and contains(parent.test, call) and \
+                    any(_tells(n) for n in walk_unit(parent.body)):
+                return True  # if query.execute(): return row
             if isinstance(parent, cst.Try) and any(
                     _tells(n) for handler in parent.handlers for n in walk_unit(handler)):
                 return True
         names = self._result_names(call)
         return bool(names) and not self._told_names(unit).isdisjoint(names)
+
+    def _answer_read(self, call, unit: Unit) -> bool:
+        """The call's answer decides what runs next: it is returned, tested by an ``if`` or
+        ``while`` that does more than report, or assigned to a name such a test or a
+        ``return`` reads (``n = propagate(...)`` then only logged decides nothing)."""
+        if isinstance(self._parent.get(call), cst.Return):
+            return True
+        for parent in self.parents(call):
+            if isinstance(parent, (cst.If, cst.While)):
+                if contains(parent.test, call):
+                    return not only_reports(parent)
+                break
+            if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
+                break
+        names = self._result_names(call)
+        return bool(names) and not self._decision_names(unit).isdisjoint(names)
+
+    def _decision_names(self, unit: Unit) -> frozenset[str]:
+        """The names read by the unit's value-returns and by the tests of its ``if`` and
+        ``while`` statements that do more than report (memoised per unit)."""
+        memo = self.__dict__.setdefault("_decision_memo", {})
+        if id(unit) not in memo:
+            read = set(self._told_names(unit))
+            for n in self._nodes_of(unit):
+                if type(n) in (cst.If, cst.While) and not only_reports(n):
+                    read.update(x.value for x in [n.test, *walk(n.test)]
+                                if isinstance(x, cst.Name))
+            memo[id(unit)] = frozenset(read)
+        return memo[id(unit)]
 
     def _told_names(self, unit: Unit) -> frozenset[str]:
         """The names a unit's value-returns read, and those read by the tests of its
@@ -314,6 +347,8 @@ class UseSites(LockCalls, Hazards):
             discarded=called and isinstance(self._parent.get(node), cst.Expr),
             answered=called and not isinstance(self._parent.get(node), cst.Expr) and
             self._tells_caller(node, unit),
+            answer_read=called and not isinstance(self._parent.get(node), cst.Expr) and
+            self._answer_read(node, unit),
             silenced=called and self._silently_caught(node), when=self._run_when(node, unit),
             always=self._always_runs(node)))
 
