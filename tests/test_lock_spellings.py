@@ -636,11 +636,16 @@ def test_a_claim_tested_where_it_is_made_and_a_count_only_logged(write_tree):
     # a loop over work: each turn claims the item it fetched
     ("    while True:\n        item = next_item()\n        if not claim(item, me):\n"
      "            time.sleep(1)\n            continue\n        print('work', item)", False),
+    # a loop that stops when it is refused, the answer kept and read back
+    ("    while True:\n        state.taken = claim(1, me)\n        taken = state.taken\n"
+     "        if taken is None:\n            break\n        print('work')\n        time.sleep(1)",
+     False),
 ])
 def test_a_spin_loop_is_one_lock_retried_not_a_loop_over_work(write_tree, loop, storm):
     job = ("import os\nimport time\n\nfrom app.mirrors import claim\n\n\n"
            "def next_item():\n    return int(time.time())\n\n\ndef main():\n"
-           f"    me = str(os.getpid())\n{loop}\n\n\nif __name__ == '__main__':\n    main()\n")
+           f"    me = str(os.getpid())\n    state = type('State', (), {{}})()\n{loop}\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
     helper = CLAIM_HELPER.format(answer="    return updated == 1")
     root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
                        "app/__init__.py": "", "app/mirrors.py": helper, "jobs/sync.py": job})

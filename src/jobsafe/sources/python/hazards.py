@@ -200,7 +200,38 @@ class Hazards(ModuleBase):
         test = self.code(loop.test)
         bounded = test not in ("True", "1") or self._leaves_on_limit(loop, body_nodes)
         return self.span(loop) if sleeps and not bounded and \
-            not self._new_work_each_turn(at, body_nodes) else None
+            not self._new_work_each_turn(at, body_nodes) and \
+            not self._leaves_when_not_taken(at, body_nodes) else None
+
+    def _leaves_when_not_taken(self, at, body_nodes) -> bool:
+        """The loop leaves when the acquisition comes back empty: what it returned is kept
+        (``self.item = queue.get()``, maybe read into another name), and an ``if item is
+        None:``/``if not item:`` in the loop breaks or returns. A loop that stops when it
+        is refused is no spin."""
+        parent = self._parent.get(at)
+        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+            return False
+        held = {self.code(parent.targets[0].target)}
+        for n in body_nodes:  # current = self.item
+            if isinstance(n, cst.Assign) and len(n.targets) == 1 and \
+                    self.code(n.value) in held:
+                held.add(self.code(n.targets[0].target))
+        for n in body_nodes:
+            if not isinstance(n, cst.If) or not any(
+                    isinstance(m, (cst.Break, cst.Return)) for m in walk_unit(n.body)):
+                continue
+            test = n.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                tested = test.expression
+            elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+                    isinstance(test.comparisons[0].operator, cst.Is) and \
+                    self.code(test.comparisons[0].comparator) == "None":
+                tested = test.left
+            else:
+                continue
+            if self.code(tested) in held:
+                return True
+        return False
 
     @staticmethod
     def _new_work_each_turn(at, body_nodes) -> bool:

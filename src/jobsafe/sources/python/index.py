@@ -292,6 +292,33 @@ class PythonIndex:
         return frozenset(names - set(LOCKISH_CALLS))
 
     @cached_property
+    def typed_methods(self) -> dict[str, set[tuple[str, str]]]:
+        """Methods named like a builtin's (``WorkQueue.get``) of the classes in
+        ``lock_names``: name -> (module, method unit). The name is not in ``lock_names``
+        (every ``.get(`` would be followed): a site calling one is followed when its
+        receiver is an instance of the class."""
+        found: dict[str, set[tuple[str, str]]] = {}
+        names = self.lock_names
+        for facts in self._kept_modules():
+            for unit in facts.units.values():
+                cls, _, method = unit.name.rpartition(".")
+                if method in _BUILTIN_METHODS and not method.startswith("__") and \
+                        cls in names and (cls in facts.classes):
+                    found.setdefault(method, set()).add((self.rel_of(facts), unit.name))
+        return found
+
+    def _typed_method_call(self, site: CallSite, unit: Unit, facts: ModuleFacts) -> bool:
+        """A site calling one of ``typed_methods`` on a receiver of that class."""
+        func = site.callee.func if isinstance(site.callee, Call) else None
+        if not isinstance(func, Attr) or func.name not in self.typed_methods:
+            return False
+        kind = self.semantics.kind(func.base, Where(self.rel_of(facts), unit.name))
+        if not kind.startswith("instance:"):
+            return False
+        _, rel, cls = kind.split(":", 2)
+        return self.semantics.class_method(rel, cls, func.name) in self.typed_methods[func.name]
+
+    @cached_property
     def called_abstractions(self) -> frozenset[str]:
         """The abstraction names a module may call by name (``claim_mirror(m)``,
         ``util.set_up_core_dir(d)``, ``Guard(...)``): module-level functions, classes and
@@ -343,7 +370,8 @@ class PythonIndex:
         """Whether a use site may reach a lock through the project's code (see
         ``lock_names``), or through a function of a module the prefilter passed over (which
         ``lock_names`` does not read: a wrapper around a lock helper)."""
-        if self.may_reach(site, unit, facts, self.lock_names):
+        if self.may_reach(site, unit, facts, self.lock_names) or \
+                self._typed_method_call(site, unit, facts):
             return True
         func = site.callee.func if isinstance(site.callee, Call) else None
         if depth > 3 or not isinstance(func, (Global, Imported)):
@@ -389,10 +417,12 @@ class PythonIndex:
 
     @cached_property
     def abstractions(self) -> set[tuple[str, str]]:
-        """(module, unit) of every function or method of the tree that some use site takes
-        a lock through: its escaping locks are judged at those uses. (An abstraction nobody
-        uses keeps its locks where they are written.)"""
-        kept = (self.module(rel) if self.analysed(rel) else None for rel in sorted(self.files))
+        """(module, unit) of every function or method of the tree that some use site in a
+        module the prefilter keeps takes a lock through: its escaping locks are judged at
+        those uses. (An abstraction nobody uses there keeps its locks where they are
+        written: a use in a module read only because it calls one is listed besides, as a
+        chain of such calls can run deeper than uses are followed.)"""
+        kept = (self.module(rel) if self.might_lock(rel) else None for rel in sorted(self.files))
         return self._users_taken([(facts, unit) for facts in kept
                                   if facts is not None and facts.error is None
                                   for unit in facts.units.values()], calls=True)

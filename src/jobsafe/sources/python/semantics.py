@@ -52,7 +52,7 @@ HELD_ON_RETURN = ("none", "process-exit", "unknown")
 _MAX_DEPTH = 24
 #: the constructions read to type a constructor's parameter: at most so many of them,
 #: and not from deep inside another kind's reading (each one follows its own arguments)
-_MAX_CONSTRUCTIONS = 6
+_MAX_CONSTRUCTIONS = 16  # (a base class is made through each of its subclasses)
 _CONSTRUCTED_DEPTH = 4
 #: how many calls deep a use site's lock is followed (a helper calling a helper ... that locks)
 _MAX_USE_DEPTH = 8
@@ -258,6 +258,7 @@ class Semantics:
         #: class-like name -> the call sites that call it (built on first use)
         self._call_index: dict[str, list[tuple[Call, Where]]] | None = None
         self._proxy_index: dict[tuple[str, str], list[Imported]] | None = None
+        self._subclass_index: dict[tuple[str, str], list[tuple[str, str]]] | None = None
         #: model -> the expiry a sweeper gives its claims (built on first use)
         self._sweeps: dict[str, float] | None = None
 
@@ -377,14 +378,40 @@ class Semantics:
 
     def _constructions(self, rel: str, cls: str) -> list[tuple[Call, Where]]:
         """The calls in the tree's analysed modules, outside tests, that make class ``cls``
-        of module ``rel`` (memoised)."""
+        of module ``rel`` (memoised): its own constructions, those of a subclass that keeps
+        its ``__init__``, and a subclass's ``super().__init__(...)`` (whose arguments its
+        own constructions give, in turn)."""
         key = (rel, cls)
         if key not in self._made_by:
             self._made_by[key] = []  # (a cycle through a parameter's kind finds none)
             name = cls.rsplit(".", 1)[-1]
-            self._made_by[key] = [(call, at) for call, at in self._calls_named().get(name, ())
-                                  if self.kind(call.func, at) == f"class:{rel}:{cls}"]
+            made = [(call, at) for call, at in self._calls_named().get(name, ())
+                    if self.kind(call.func, at) == f"class:{rel}:{cls}"]
+            for sub_rel, sub in self._subclasses().get((rel, cls), ()):
+                init = self.units_of(sub_rel).get(f"{sub}.__init__")
+                if init is None:
+                    made += self._constructions(sub_rel, sub)
+                elif isinstance(init.super_init, Call):
+                    made.append((init.super_init, Where(sub_rel, init.name)))
+            self._made_by[key] = made
         return self._made_by[key]
+
+    def _subclasses(self) -> dict[tuple[str, str], list[tuple[str, str]]]:
+        """(module, class) -> the classes of the analysed modules (outside tests) that name
+        it as a base (built once)."""
+        if self._subclass_index is None:
+            self._subclass_index = {}
+            for other in sorted(self.index.files):
+                if is_test_path(other) or not self.index.might_lock(other):
+                    continue
+                for name, info in self.classes_of(other).items():
+                    for base in info.bases:
+                        kind = self.kind(base, Where(other))
+                        if kind.startswith("class:"):
+                            _, base_rel, base_cls = kind.split(":", 2)
+                            self._subclass_index.setdefault((base_rel, base_cls), []).append(
+                                (other, name))
+        return self._subclass_index
 
     def _calls_named(self) -> dict[str, list[tuple[Call, Where]]]:
         """Every call site of the modules the prefilter keeps (outside tests), by the last

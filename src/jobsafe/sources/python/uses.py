@@ -127,7 +127,8 @@ class UseSites(LockCalls, Hazards):
         """What the function returns tells whether the call succeeded: the call is returned,
         a handler of a ``try`` around it returns a value, or a name its result is assigned to
         is read by a ``return`` of a value or by the test of an ``if`` that returns one
-        (``_told_names``; a bare ``return`` on failure tells the caller nothing). Read by
+        (``_told_names``; a bare ``return`` on failure tells the caller nothing, unless
+        the function returns a value on success). Read by
         names, not rendered code: every call site asks."""
         if isinstance(self._parent.get(call), cst.Return):
             return True
@@ -156,6 +157,10 @@ class UseSites(LockCalls, Hazards):
                 break
             if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
                 break
+        parent = self._parent.get(call)
+        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and \
+                not self._result_names(call):
+            return True  # kept in an attribute or an item: read where this does not show
         names = self._result_names(call)
         return bool(names) and not self._decision_names(unit).isdisjoint(names)
 
@@ -174,15 +179,21 @@ class UseSites(LockCalls, Hazards):
 
     def _told_names(self, unit: Unit) -> frozenset[str]:
         """The names a unit's value-returns read, and those read by the tests of its
-        ``if``/``while`` statements that return a value (memoised per unit)."""
+        ``if``/``while`` statements that return a value, or that return at all in a
+        function that returns a value elsewhere (memoised per unit)."""
         memo = self.__dict__.setdefault("_told_memo", {})
         if id(unit) not in memo:
             told: set[str] = set()
             tests = []
-            for n in self._nodes_of(unit):
-                if type(n) is cst.Return and _tells(n):
-                    told.update(x.value for x in [n.value, *walk(n.value)]
-                                if isinstance(x, cst.Name))
+            nodes = self._nodes_of(unit)
+            # a function that returns a value: returning nothing (or None) on one path
+            # tells the caller as much as the value does
+            valued = any(type(n) is cst.Return and _tells(n) for n in nodes)
+            for n in nodes:
+                if type(n) is cst.Return and (_tells(n) or valued):
+                    if n.value is not None:
+                        told.update(x.value for x in [n.value, *walk(n.value)]
+                                    if isinstance(x, cst.Name))
                     for parent in self.parents(n):  # the if/while it returns from
                         if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
                             break
