@@ -653,6 +653,62 @@ def test_a_spin_loop_is_one_lock_retried_not_a_loop_over_work(write_tree, loop, 
     assert any(f.rule == "JOB208" for f in analysis.findings) is storm
 
 
+LEASED_CLAIM = """from datetime import datetime, timedelta
+
+from peewee import CharField, DateTimeField, Model
+
+LEASE = 60 * 60 * 12
+
+
+class Mirror(Model):
+    owner = CharField(null=True)
+    expires_at = DateTimeField(null=True)
+
+
+def claim(mirror, me, lease=LEASE):
+    now = datetime.utcnow()
+{check}
+    expires = now + timedelta(seconds={seconds})
+    query = Mirror.update(owner=me, expires_at=expires).where(
+        Mirror.id == mirror.id, Mirror.owner == mirror.owner)
+    return query.execute() == 1
+"""
+
+
+@pytest.mark.parametrize("check, seconds, ttl", [
+    # the lease is read back as the claim's expiry: it expires by it
+    ("    if mirror.owner and mirror.expires_at and now < mirror.expires_at:\n"
+     "        return False", "LEASE", 43200.0),
+    ("    if mirror.owner and now <= mirror.expires_at:\n        return False", "lease", 43200.0),
+    # written, never compared: a note, not an expiry
+    ("    print(mirror.expires_at)", "LEASE", None),
+])
+def test_a_claim_that_writes_its_lease(write_tree, check, seconds, ttl):
+    job = ("import os\n\nfrom app.mirrors import claim\n\n\ndef main(mirror):\n"
+           "    if not claim(mirror, str(os.getpid())):\n        return\n    print('sync')\n\n\n"
+           "if __name__ == '__main__':\n    main(None)\n")
+    root = write_tree({"crontab": "0 3 * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "",
+                       "app/mirrors.py": LEASED_CLAIM.format(check=check, seconds=seconds),
+                       "jobs/sync.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.ttl_seconds) for lock in job_.all_locks] == [("db-claim", ttl)]
+
+
+def test_a_lease_from_a_time_the_caller_gives(write_tree):
+    helper = LEASED_CLAIM.format(check="    if now <= mirror.expires_at:\n        return False",
+                                 seconds="LEASE")
+    helper = helper.replace("def claim(mirror, me, lease=LEASE):\n    now = datetime.utcnow()\n",
+                            "def claim(mirror, me, now, lease=LEASE):\n")
+    job = ("import os\nfrom datetime import datetime\n\nfrom app.mirrors import claim\n\n\n"
+           "def main(mirror):\n    if not claim(mirror, str(os.getpid()), datetime.utcnow()):\n"
+           "        return\n    print('sync')\n\n\nif __name__ == '__main__':\n    main(None)\n")
+    root = write_tree({"crontab": "0 3 * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "", "app/mirrors.py": helper, "jobs/sync.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.ttl_seconds) for lock in job_.all_locks] == [("db-claim", 43200.0)]
+
+
 @pytest.mark.parametrize("chain", [
     # black's layout: the model's name after the opening parenthesis, the steps below
     "    updated = (\n        Job.update(owner=me)\n        .where(Job.id == 1, Job.owner.is_null())\n"

@@ -25,6 +25,7 @@ import libcst as cst
 
 from ...model import Lock
 from ...model import UNKNOWN_TTL
+from . import apis
 from .module_base import ModuleBase
 from .syntax import contains, walk
 from .values import argument
@@ -194,6 +195,8 @@ class DbLocks(ModuleBase):
     def _claim(self, call, unit, calls, model):
         expiry = self._expiry(call)
         limit = self._takeover_age(calls, model) if expiry is None else None
+        if expiry is None and limit is None:
+            limit = self._written_expiry(call)
         if limit is not None:  # a number, or a name only the tree can read
             number = self.eval.number(limit)
             expiry = number if number is not None else UNKNOWN_TTL
@@ -405,6 +408,44 @@ class DbLocks(ModuleBase):
                     if seconds is not None:
                         return seconds
         return None
+
+    def _written_expiry(self, call) -> cst.BaseExpression | None:
+        """The lease a claim writes (``expires_at=now + timedelta(seconds=LIMIT)``: a clock
+        reading, or anything plus a ``timedelta``), when the module compares that column
+        elsewhere (``Item.expires_at <= now``, ``if now > row.expires_at``,
+        ``expires_at__lt=``): the claim expires by it. The added part."""
+        update = call if isinstance(call.func, cst.Attribute) and \
+            call.func.attr.value == "update" else \
+            self._chain_call(call.func.value, "update") if isinstance(call.func, cst.Attribute) \
+            else None
+        for arg in update.args if isinstance(update, cst.Call) else ():
+            value = arg.value
+            if isinstance(value, cst.Name):  # expires = now + timedelta(...) above
+                value = self._local_chain(value) or value
+            if arg.keyword is None or not isinstance(value, cst.BinaryOperation) or \
+                    not isinstance(value.operator, cst.Add):
+                continue
+            lease = value.right if self._clock_reading(value.left) or \
+                self._duration(value.right) else \
+                value.left if self._clock_reading(value.right) or self._duration(value.left) \
+                else None
+            column = re.escape(arg.keyword.value)
+            if lease is not None and re.search(
+                    rf"\b{column}\s*(?:<|>)|(?:<|>)=?\s*[\w.]*\b{column}\b|"
+                    rf"\b{column}__(?:lt|lte|gt|gte)\b", self.module_text):
+                return lease
+        return None
+
+    def _duration(self, node) -> bool:
+        """``timedelta(...)``: added to a time (a parameter ``now``, a start), a lease."""
+        return isinstance(node, cst.Call) and any(
+            name.endswith("timedelta") for name in self.qualified(node.func))
+
+    def _clock_reading(self, node) -> bool:
+        """``now()``, ``datetime.utcnow()``, ``time.time()``, or a local assigned one."""
+        if isinstance(node, cst.Name):
+            node = self._local_chain(node)
+        return isinstance(node, cst.Call) and bool(self.qualified(node.func) & apis.CLOCKS)
 
     def _takeover_age(self, calls, model) -> cst.BaseExpression | None:
         """An expiry checked beside the claim: a claim of the same model made only when
