@@ -321,3 +321,21 @@ def test_a_local_defined_by_itself_is_followed_a_bounded_depth(write_tree):
     assert not analysis.internal_errors
     [job_] = analysis.project.jobs
     assert [lock.kind for lock in job_.all_locks] == ["flock"]
+
+
+def test_an_escape_python_warns_about_is_not_jobsafe_s_warning():
+    """``"\\c"`` in the user's strings: Python warns when the literal is evaluated (a
+    SyntaxWarning from 3.12, printed by default); that is the code's business, not output of
+    jobsafe's."""
+    import warnings
+
+    from jobsafe.sources.python.module import parse_module
+
+    source = ('import redis\nD = {"a\\c": 1}\nr = redis.Redis()\n'
+              'if not r.set("lo\\ck", 1, nx=True, ex=60):\n    pass\n')
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        facts = parse_module("x.py", source)
+    assert [str(w.message) for w in seen] == []
+    assert facts.error is None and facts.internal_error is None
+    assert [lock.kind for unit in facts.units.values() for lock in unit.locks] == ["redis-key"]

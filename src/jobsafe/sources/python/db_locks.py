@@ -28,7 +28,7 @@ from ...model import UNKNOWN_TTL
 from . import apis
 from .module_base import ModuleBase
 from .syntax import contains, walk
-from .values import argument
+from .values import argument, literal
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -340,7 +340,7 @@ class DbLocks(ModuleBase):
             if arg.keyword is not None and isinstance(arg.value, (cst.Name, cst.Attribute)):
                 owners.append((arg.keyword.value, self.code(arg.value)))
             elif isinstance(arg.value, cst.Dict):
-                owners.extend((element.key.evaluated_value, self.code(element.value))
+                owners.extend((literal(element.key), self.code(element.value))
                               for element in arg.value.elements
                               if isinstance(element, cst.DictElement) and
                               isinstance(element.key, cst.SimpleString) and

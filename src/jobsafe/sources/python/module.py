@@ -29,7 +29,7 @@ from .symbolize import parameters
 from .symbols import BinOp, Call, Either
 from .syntax import contains, is_main_guard, optional_class, walk
 from .uses import UseSites
-from .values import argument
+from .values import argument, literal
 
 
 def parse_module(path: str, text: str) -> ModuleFacts:
@@ -491,7 +491,7 @@ def _startup_handlers(call: cst.Call) -> set[str]:
             found |= {e.value.value for e in arg.value.elements if isinstance(e.value, cst.Name)}
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_event_handler" and \
             len(call.args) >= 2 and isinstance(call.args[0].value, cst.SimpleString) and \
-            call.args[0].value.evaluated_value == "startup" and \
+            literal(call.args[0].value) == "startup" and \
             isinstance(call.args[1].value, cst.Name):
         found.add(call.args[1].value.value)
     return found

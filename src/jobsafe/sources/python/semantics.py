@@ -418,21 +418,24 @@ class Semantics:
         name of what it calls: built once, read by every constructor's parameter."""
         if self._call_index is None:
             self._call_index = {}
-            for other in sorted(self.index.files):
-                if is_test_path(other) or not self.index.might_lock(other):
-                    continue
-                facts = self.index.module(other)
-                for unit in facts.units.values() if facts is not None and \
-                        facts.error is None else ():
-                    for site in unit.callsites:
-                        callee = site.callee
-                        if not isinstance(callee, Call):
-                            continue
-                        name = _last_name(callee.func)
-                        if name is not None and name[:1].isupper():
-                            self._call_index.setdefault(name, []).append(
-                                (callee, Where(other, unit.name)))
+            for other, unit, site in self._kept_sites():
+                callee = site.callee
+                name = _last_name(callee.func) if isinstance(callee, Call) else None
+                if name is not None and name[:1].isupper():
+                    self._call_index.setdefault(name, []).append(
+                        (callee, Where(other, unit.name)))
         return self._call_index
+
+    def _kept_sites(self):
+        """(module, unit, use site) of every module the prefilter keeps, outside tests."""
+        for rel in sorted(self.index.files):
+            if is_test_path(rel) or not self.index.might_lock(rel):
+                continue
+            facts = self.index.module(rel)
+            for unit in facts.units.values() if facts is not None and \
+                    facts.error is None else ():
+                for site in unit.callsites:
+                    yield rel, unit, site
 
     def argument(self, param: Param, where: Where) -> tuple[Value, Where] | None:
         """What a parameter holds: the argument of the call being followed, else its
@@ -1751,22 +1754,16 @@ class Semantics:
         if self._proxy_index is None:
             self._proxy_index = {}
             methods = set(apis.LATE_BOUND_PROXIES.values())
-            for rel in sorted(self.index.files):
-                if is_test_path(rel) or not self.index.might_lock(rel):
+            for rel, unit, site in self._kept_sites():
+                call = site.callee
+                if not (isinstance(call, Call) and isinstance(call.func, Attr) and
+                        call.func.name in methods and call.args):
                     continue
-                facts = self.index.module(rel)
-                for unit in facts.units.values() if facts is not None and \
-                        facts.error is None else ():
-                    for site in unit.callsites:
-                        call = site.callee
-                        if not (isinstance(call, Call) and isinstance(call.func, Attr) and
-                                call.func.name in methods and call.args):
-                            continue
-                        here = Where(rel, unit.name)
-                        target = self._module_global(call.func.base, here)
-                        if target is not None:
-                            self._proxy_index.setdefault(target, []).extend(
-                                self._named_options(call.args[0][1], here))
+                here = Where(rel, unit.name)
+                target = self._module_global(call.func.base, here)
+                if target is not None:
+                    self._proxy_index.setdefault(target, []).extend(
+                        self._named_options(call.args[0][1], here))
         return self._proxy_index
 
     def _named_options(self, value: Value, where: Where) -> list[Imported]:

@@ -24,6 +24,7 @@ from .symbols import (
     Value,
 )
 from .syntax import children, walk_unit
+from .values import literal
 
 _BUILTINS = frozenset(dir(builtins))
 _OPERATORS = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/",
@@ -134,8 +135,8 @@ class Symbolizer:
         if node is None:
             return UNKNOWN
         if type(node) in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString):
-            literal = self.constant(node)
-            return Const(literal) if literal is not None else UNKNOWN
+            known = self.constant(node)
+            return Const(known) if known is not None else UNKNOWN
         if type(node) is cst.Name:
             return self.name(node.value, unit)
         if type(node) is cst.Attribute:
@@ -162,16 +163,16 @@ class Symbolizer:
                 isinstance(node.slice[0].slice, cst.Index):
             return Item(self.value(node.value, unit), self.value(node.slice[0].slice.value, unit))
         if type(node) is cst.BinaryOperation:
-            literal = self.constant(node)
-            if literal is not None:
-                return Const(literal)
+            known = self.constant(node)
+            if known is not None:
+                return Const(known)
             op = _OPERATORS.get(type(node.operator))
             if op is None:
                 return UNKNOWN
             return BinOp(op, self.value(node.left, unit), self.value(node.right, unit))
         if type(node) is cst.UnaryOperation:
-            literal = self.constant(node)
-            return Const(literal) if literal is not None else UNKNOWN
+            known = self.constant(node)
+            return Const(known) if known is not None else UNKNOWN
         if type(node) is cst.IfExp:  # Guard(...) if enabled else nullcontext()
             return Either((self.value(node.body, unit), self.value(node.orelse, unit)))
         if type(node) is cst.BooleanOperation and isinstance(node.operator, cst.Or):  # given or default
@@ -181,7 +182,7 @@ class Symbolizer:
         if type(node) is cst.Dict:  # {"sqlalchemy": "app.db.api"}: string keys only
             items: list[tuple[str, Value]] = []
             for element in node.elements:
-                key = element.key.evaluated_value if isinstance(element, cst.DictElement) \
+                key = literal(element.key) if isinstance(element, cst.DictElement) \
                     and type(element.key) is cst.SimpleString else None
                 if not isinstance(key, str):
                     return UNKNOWN

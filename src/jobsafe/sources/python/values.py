@@ -1,6 +1,8 @@
 """Static values in Python source: durations, strings and flags, without running anything."""
 from __future__ import annotations
 
+import warnings
+
 import libcst as cst
 
 _TIMEDELTA = {"datetime.timedelta", "timedelta"}
@@ -21,7 +23,7 @@ class Evaluator:
         if node is None or depth > 20:
             return None
         if isinstance(node, (cst.Integer, cst.Float)):
-            value = _literal(node)
+            value = literal(node)
             try:
                 return float(value) if value is not None else None
             except OverflowError:  # a 400-digit integer literal
@@ -75,7 +77,7 @@ class Evaluator:
         if node is None or depth > 20:
             return None
         if isinstance(node, cst.SimpleString):
-            value = _literal(node)
+            value = literal(node)
             return value if isinstance(value, str) else None
         if isinstance(node, cst.ConcatenatedString):
             left, right = self.string(node.left, depth + 1), self.string(node.right, depth + 1)
@@ -118,10 +120,16 @@ def passes_kwargs(call: cst.Call) -> bool:
     return any(a.star == "**" for a in call.args)
 
 
-def _literal(node):
+def literal(node):
     """A literal's value; None where Python itself would refuse it (a NUL byte in a string,
-    a number too long to convert)."""
+    a number too long to convert). An escape Python warns about (``"\\c"``) is the code's
+    business: the warning is not printed by jobsafe."""
     try:
+        if isinstance(node, cst.ConcatenatedString) or \
+                isinstance(node, cst.SimpleString) and "\\" in node.value:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return node.evaluated_value
         return node.evaluated_value
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
