@@ -2,6 +2,7 @@
 import pytest
 
 from conftest import run_analysis
+from jobsafe.sources.python.module import parse_module
 
 JOB = '''import redis
 
@@ -596,8 +597,9 @@ def claim(mirror_id, me):
     ("    return updated > 0", True),
     ("    return bool(updated)", True),
     ("    if not updated:\n        return None\n    return Mirror.get_by_id(mirror_id)", True),
-    # the count is only logged: the helper answers nothing about it
+    # the count is only logged, or quoted in a message: the helper answers nothing with it
     ("    print(updated)\n    return None", False),
+    ("    return f'{updated} mirrors claimed'", False),
 ])
 def test_a_claim_helper_answers_in_the_spellings_real_code_uses(write_tree, answer, claimed):
     job = ("import os\n\nfrom app.mirrors import claim\n\n\ndef main():\n"
@@ -610,6 +612,29 @@ def test_a_claim_helper_answers_in_the_spellings_real_code_uses(write_tree, answ
     [job_] = analysis.project.jobs
     assert [lock.kind for lock in job_.all_locks] == (["db-claim"] if claimed else [])
     assert any(f.rule == "JOB101" for f in analysis.findings) is not claimed
+
+
+@pytest.mark.parametrize("update, claimed", [
+    ("Deal.objects.filter(pk=deal_id, owner=None).update(owner='me')", True),
+    ("self.model.objects.filter(pk=deal_id, owner=None).update(owner='me')", True),
+    # by its key alone: the count says the row exists, not that this run got there first
+    ("Deal.objects.filter(pk=deal_id).update(owner='me')", False),
+    ("Deal.update(owner='me').where(Deal.id == deal_id).execute()", False),
+    # an API client's ``crm.objects`` is no model manager
+    ("client.crm.objects.basic_api.update(object_type='deals', object_id=deal_id, "
+     "simple_public_object_input=deal)", False),
+])
+def test_a_model_manager_not_an_api_client(update, claimed):
+    helper = ("from django.db import models\nfrom hubspot import HubSpot\n\n\n"
+              "class Deal(models.Model):\n"
+              "    owner = models.CharField(max_length=10, null=True)\n\n\n"
+              "class Syncer:\n    model = Deal\n\n    def push(self, deal_id, deal=None):\n"
+              "        client = HubSpot(access_token='t')\n"
+              f"        result = {update}\n        if not result:\n            return None\n"
+              "        return result\n")
+    facts = parse_module("app/deals.py", helper)
+    assert [lock.kind for lock in facts.units["Syncer.push"].locks] == \
+        (["db-claim"] if claimed else [])
 
 
 def test_a_claim_tested_where_it_is_made_and_a_count_only_logged(write_tree):
@@ -711,11 +736,11 @@ def test_a_lease_from_a_time_the_caller_gives(write_tree):
 
 @pytest.mark.parametrize("chain", [
     # black's layout: the model's name after the opening parenthesis, the steps below
-    "    updated = (\n        Job.update(owner=me)\n        .where(Job.id == 1, Job.owner.is_null())\n"
-    "        .execute()\n    )\n",
-    "    updated = (\n        Job\n        .update(owner=me)\n        .where(Job.id == 1)\n"
-    "        .execute()\n    )\n",
-    "    updated = Job.update(owner=me).where(Job.id == 1).execute()\n",
+    "    updated = (\n        Job.update(owner=me)\n"
+    "        .where(Job.id == 1, Job.owner.is_null())\n        .execute()\n    )\n",
+    "    updated = (\n        Job\n        .update(owner=me)\n"
+    "        .where(Job.id == 1, Job.owner.is_null())\n        .execute()\n    )\n",
+    "    updated = Job.update(owner=me).where(Job.id == 1, Job.owner.is_null()).execute()\n",
 ])
 def test_a_claim_chain_over_lines_is_a_claim(write_tree, chain):
     body = chain + "    if updated != 1:\n        return"

@@ -72,7 +72,7 @@ class DbLocks(ModuleBase):
             return self._row_lock(call, unit, self._chain_model(func.value),
                                   argument(call, "nowait", None), argument(call, "skip_locked", None))
         if method == "update" and self._is_query(func.value) and self._decides(call) and \
-                not _clears_only(call):
+                not _clears_only(call) and not self._by_key_only(func.value):
             return self._claim(call, unit, calls, self._chain_model(func.value))
         if method == "update_on_match":  # NoRowsMatched decides, wherever it is caught
             return self._claim(call, unit, calls, self._chain_model(func.value))
@@ -83,7 +83,7 @@ class DbLocks(ModuleBase):
             update = self._chain_call(func.value, "update")
             steps = self._steps(func.value)
             if update is not None and "where" in steps and steps[-1][:1].isupper() and \
-                    not _clears_only(update):
+                    not _clears_only(update) and not self._by_key_only(func.value):
                 return self._claim(call, unit, calls, steps[-1])
         if method in ("create", "get_or_create") and self._is_query(func.value) and \
                 self._stopped_by_integrity_error(call):
@@ -260,8 +260,37 @@ class DbLocks(ModuleBase):
                  n.targets[0].target.value == name.value and self.line(n) < line]
         return max(found, key=lambda f: f[0])[1] if found else None
 
+    def _by_key_only(self, node) -> bool:
+        """The chain selects its rows by primary key alone (``.filter(pk=x)``,
+        ``.where(Model.id == x)``): its count says whether the row exists, not whether
+        another run got there first (a counter or a status written unconditionally)."""
+        conditions: list[cst.Arg] = []
+        for _ in range(40):
+            if isinstance(node, cst.Name):
+                bound = self._local_chain(node)
+                if bound is None:
+                    break
+                node = bound
+            elif isinstance(node, cst.Call):
+                if isinstance(node.func, cst.Attribute) and \
+                        node.func.attr.value in ("filter", "filter_by", "where"):
+                    conditions += node.args
+                node = node.func
+            elif isinstance(node, cst.Attribute):
+                node = node.value
+            else:
+                break
+        return bool(conditions) and all(_key_condition(arg) for arg in conditions)
+
     def _is_query(self, node) -> bool:
-        return any(step in _QUERY_STEPS for step in self._steps(node))
+        """A query chain: one of its steps builds a query (``filter``, ``where`` ...), or
+        it reads a model's manager (``Model.objects``, ``self.model.objects``; not an API
+        client's ``client.crm.objects``)."""
+        steps = self._steps(node)
+        return any(step in _QUERY_STEPS and (
+            step != "objects" or i + 1 == len(steps) or steps[i + 1][:1].isupper() or
+            steps[i + 1] in ("model", "cls"))
+            for i, step in enumerate(steps))
 
     def _chain_model(self, node) -> str:
         """What a chain locks, in words: the model or table at its root (SQLAlchemy's
@@ -312,7 +341,7 @@ class DbLocks(ModuleBase):
         return any(type(n) in (cst.If, cst.While) and self.line(n) > self.line(call) and
                    read.search(self.code(n.test)) and not only_reports(n) or
                    type(n) is cst.Return and n.value is not None and
-                   self.line(n) > self.line(call) and _reads(n.value, name)
+                   self.line(n) > self.line(call) and name in answer_names(n.value)
                    for n in self._nodes_of(unit)) or self._owner_confirmed(call)
 
     def _raises_unless_claimed(self, call) -> bool:
@@ -493,6 +522,16 @@ _REPORTING = frozenset({"print", "debug", "info", "warning", "warn", "error", "e
                         "critical", "log", "write", "emit"})
 
 
+def _key_condition(arg: cst.Arg) -> bool:
+    """``pk=x``, ``id=x``, ``Model.id == x``."""
+    if arg.keyword is not None:
+        return arg.keyword.value in ("pk", "id")
+    test = arg.value
+    return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+        isinstance(test.comparisons[0].operator, cst.Equal) and \
+        isinstance(test.left, cst.Attribute) and test.left.attr.value in ("pk", "id")
+
+
 def only_reports(statement) -> bool:
     """An ``if`` whose branches only log or print (``if n: logger.debug(...)``): the
     count it tests decides nothing the job does."""
@@ -517,10 +556,26 @@ def only_reports(statement) -> bool:
     return True
 
 
-def _reads(expression, name: str) -> bool:
-    """The expression reads the local ``name`` (``updated == 1``, ``row if updated else
-    None``, ``bool(updated)``)."""
-    return any(isinstance(n, cst.Name) and n.value == name for n in [expression, *walk(expression)])
+def answer_names(expression) -> set[str]:
+    """The names whose truth an expression answers with: the name itself, a comparison
+    of it, ``not``/``bool()`` of it, ``row if name else None``, ``and``/``or`` of those
+    (``updated == 1``) — not a message that only quotes it (``f"{n} updated"``)."""
+    if isinstance(expression, cst.Name):
+        return {expression.value}
+    if isinstance(expression, cst.Comparison):
+        return {n.value for part in [expression.left,
+                                     *(c.comparator for c in expression.comparisons)]
+                for n in [part, *walk(part)] if isinstance(n, cst.Name)}
+    if isinstance(expression, cst.UnaryOperation) and isinstance(expression.operator, cst.Not):
+        return answer_names(expression.expression)
+    if isinstance(expression, cst.BooleanOperation):
+        return answer_names(expression.left) | answer_names(expression.right)
+    if isinstance(expression, cst.IfExp):
+        return answer_names(expression.test)
+    if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Name) and \
+            expression.func.value == "bool" and len(expression.args) == 1:
+        return answer_names(expression.args[0].value)
+    return set()
 
 
 def _in_test(statement, call) -> bool:

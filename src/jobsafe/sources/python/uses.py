@@ -19,7 +19,7 @@ from .hazards import Hazards
 from .idempotency import KeyFlow, argument_origins
 from .lock_calls import LockCalls
 from .symbols import UNKNOWN, Call, CallSite, LockSymbols, Param, PassedFile, project_candidate
-from .db_locks import only_reports
+from .db_locks import answer_names, only_reports
 from .syntax import contains, walk, walk_unit
 
 if TYPE_CHECKING:
@@ -128,8 +128,8 @@ class UseSites(LockCalls, Hazards):
         a handler of a ``try`` around it returns a value, or a name its result is assigned to
         is read by a ``return`` of a value or by the test of an ``if`` that returns one
         (``_told_names``; a bare ``return`` on failure tells the caller nothing, unless
-        the function returns a value on success). Read by
-        names, not rendered code: every call site asks."""
+        the function hands back what it claimed on success). Read by names, not rendered
+        code: every call site asks."""
         if isinstance(self._parent.get(call), cst.Return):
             return True
         for parent in self.parents(call):
@@ -142,7 +142,40 @@ class UseSites(LockCalls, Hazards):
                     _tells(n) for handler in parent.handlers for n in walk_unit(handler)):
                 return True
         names = self._result_names(call)
-        return bool(names) and not self._told_names(unit).isdisjoint(names)
+        if not names:
+            return False
+        if not self._told_names(unit).isdisjoint(names):
+            return True
+        # ``if not claimed: return None`` ... ``return {"id": item.id}``: the function hands
+        # back what it claimed (an argument of the call), so None tells the caller it failed
+        given = {x.value for arg in call.args for x in [arg.value, *walk(arg.value)]
+                 if isinstance(x, cst.Name)} if isinstance(call, cst.Call) else set()
+        returned, refused = self._returns_and_refusals(unit)
+        return not given.isdisjoint(returned) and not refused.isdisjoint(names)
+
+    def _returns_and_refusals(self, unit: Unit) -> tuple[frozenset[str], frozenset[str]]:
+        """The names the unit's value-returns read, and those the tests of the ``if``
+        statements that return nothing (or None) read (memoised per unit)."""
+        memo = self.__dict__.setdefault("_refusal_memo", {})
+        if id(unit) not in memo:
+            returned: set[str] = set()
+            refused: set[str] = set()
+            for n in self._nodes_of(unit):
+                if type(n) is not cst.Return:
+                    continue
+                if _tells(n):
+                    returned.update(x.value for x in [n.value, *walk(n.value)]
+                                    if isinstance(x, cst.Name))
+                    continue
+                for parent in self.parents(n):
+                    if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+                        break
+                    if isinstance(parent, cst.If):
+                        refused.update(x.value for x in [parent.test, *walk(parent.test)]
+                                       if isinstance(x, cst.Name))
+                        break
+            memo[id(unit)] = (frozenset(returned), frozenset(refused))
+        return memo[id(unit)]
 
     def _answer_read(self, call, unit: Unit) -> bool:
         """The call's answer decides what runs next: it is returned, tested by an ``if`` or
@@ -178,22 +211,16 @@ class UseSites(LockCalls, Hazards):
         return memo[id(unit)]
 
     def _told_names(self, unit: Unit) -> frozenset[str]:
-        """The names a unit's value-returns read, and those read by the tests of its
-        ``if``/``while`` statements that return a value, or that return at all in a
-        function that returns a value elsewhere (memoised per unit)."""
+        """The names whose truth a unit's value-returns answer with (``return n == 1``, not
+        ``return f"{n} rows"``), and those read by the tests of its ``if``/``while``
+        statements that return a value (memoised per unit)."""
         memo = self.__dict__.setdefault("_told_memo", {})
         if id(unit) not in memo:
             told: set[str] = set()
             tests = []
-            nodes = self._nodes_of(unit)
-            # a function that returns a value: returning nothing (or None) on one path
-            # tells the caller as much as the value does
-            valued = any(type(n) is cst.Return and _tells(n) for n in nodes)
-            for n in nodes:
-                if type(n) is cst.Return and (_tells(n) or valued):
-                    if n.value is not None:
-                        told.update(x.value for x in [n.value, *walk(n.value)]
-                                    if isinstance(x, cst.Name))
+            for n in self._nodes_of(unit):
+                if type(n) is cst.Return and _tells(n):
+                    told.update(answer_names(n.value))
                     for parent in self.parents(n):  # the if/while it returns from
                         if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
                             break
