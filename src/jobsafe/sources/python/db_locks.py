@@ -41,9 +41,11 @@ PREFILTER_TOKENS = ("select_for_update", "with_for_update", r"(?i)for\s+update",
                     # a claim: an update whose row count is kept, tested or returned
                     (r"(?:=|\bif\b|\breturn\b|\bnot\b|\bwhile\b)[^\n#]*\.update\(",
                      r"\.filter(?:_by)?\(|\.where\("),
-                    # ... as black writes it: `claimed = (` then the chain over lines
-                    # (`.update(` opening a line, or after the model's name)
-                    (r"(?:=|\bif\b|\breturn\b|\bnot\b)\s*\(\n[^#;]{0,400}?\.update\(",
+                    # ... as black writes it: `claimed = (` then the chain over lines,
+                    # `.update(` opening a line or right after the model's name
+                    (r"(?:=|\bif\b|\breturn\b|\bnot\b)\s*\(\n[^#;]{0,400}?\n\s*\.update\(",
+                     r"\.filter(?:_by)?\(|\.where\("),
+                    (r"(?:=|\bif\b|\breturn\b|\bnot\b)\s*\(\n[ \t]*[\w.]+\.update\(",
                      r"\.filter(?:_by)?\(|\.where\("),
                     (r"(?i)\bupdate\s+\w+\s+set\b", r"rowcount|returning|RETURNING"),
                     (r"IntegrityError", r"\.create\(|\.get_or_create\(|force_insert"))

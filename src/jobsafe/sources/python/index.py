@@ -294,16 +294,20 @@ class PythonIndex:
     @cached_property
     def typed_methods(self) -> dict[str, set[tuple[str, str]]]:
         """Methods named like a builtin's (``WorkQueue.get``) of the classes in
-        ``lock_names``: name -> (module, method unit). The name is not in ``lock_names``
-        (every ``.get(`` would be followed): a site calling one is followed when its
-        receiver is an instance of the class."""
+        ``lock_names`` that hold a lock on return or call, by name, something that may take
+        one: name -> (module, method unit). The name is not in ``lock_names`` (every
+        ``.get(`` would be followed): a site calling one is followed when its receiver is
+        an instance of the class."""
         found: dict[str, set[tuple[str, str]]] = {}
         names = self.lock_names
         for facts in self._kept_modules():
             for unit in facts.units.values():
                 cls, _, method = unit.name.rpartition(".")
                 if method in _BUILTIN_METHODS and not method.startswith("__") and \
-                        cls in names and (cls in facts.classes):
+                        cls in names and cls in facts.classes and (
+                            _hands_back_lock(unit) or any(
+                                site_names(site, unit, facts) & names
+                                for site in unit.callsites)):
                     found.setdefault(method, set()).add((self.rel_of(facts), unit.name))
         return found
 
