@@ -152,3 +152,28 @@ def test_a_claim_through_an_attribute_typed_by_the_constructions(write_tree, sub
     # (an abstraction nobody uses keeps its lock where it is written)
     assert claims == ([("base.py", "QueueWorker.poll")] if claimed else
                       [("queue.py", "WorkQueue.get")])
+
+
+def test_a_new_abstraction_is_looked_for_in_unchanged_modules(write_tree, tmp_path_factory,
+                                                              monkeypatch):
+    """The stat index notes which abstraction names each passed-over module calls; when
+    the project gains an abstraction, an unchanged module that calls it is read again."""
+    monkeypatch.setenv("JOBSAFE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    plain = "def hold_dir(path):\n    return path\n"
+    root = write_tree({"app/__init__.py": "", "app/util.py": plain,
+                       "app/main.py": CALLER.format(imports="from app.util import hold_dir",
+                                                    call="hold_dir(config.work_dir)")})
+    from jobsafe.analysis import analyse
+    from jobsafe.rules import all_rules
+
+    def locks():
+        monkeypatch.chdir(root)
+        found = analyse(["."], Settings(), sorted(all_rules()), use_cache=True)
+        return sorted((lock.span.path.rsplit("/", 1)[-1], lock.function)
+                      for lock in found.project.code_locks)
+
+    assert locks() == []
+    assert locks() == []  # warm: main.py noted as calling none of the (no) abstractions
+    (root / "app/util.py").write_text(HELPER)
+    assert locks() == [("main.py", "make_dirs"), ("util.py", "hold_dir")]
+    assert locks() == [("main.py", "make_dirs"), ("util.py", "hold_dir")]

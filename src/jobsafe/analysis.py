@@ -121,6 +121,7 @@ def _preload_python(tree: Tree, workers: int, progress: Progress | None) -> None
     # then the modules that call a lock abstraction those define
     python.preload([rel for rel in sorted(python.files) if python.calls_abstraction(rel)],
                    workers, progress)
+    python.note_abstractions()
 
 
 def analyse(paths: list[str], settings: Settings, rule_ids: list[str],

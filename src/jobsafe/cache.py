@@ -164,8 +164,8 @@ class FileCache:
                 break
 
 
-#: what a run notes about a file: a verdict, or a verdict with what it saw (an int)
-Note = str | tuple[str, int]
+#: what a run notes about a file: a verdict, or a verdict with what it saw in it
+Note = str | tuple[str, frozenset[str]]
 
 
 class StatIndex:
@@ -178,8 +178,12 @@ class StatIndex:
         self.cache = cache
         self.key = cache.key("stat-index", name, "")
         old = cache.get(self.key)
-        self.old: dict[str, tuple] = old if isinstance(old, dict) else {}
+        self.old: dict[str, tuple] = dict(old) if isinstance(old, dict) else {}
         self.new: dict[str, tuple] = {}
+        #: what the notes were taken against (the project's lock abstractions of that
+        #: run), read from the last run and replaced for the next
+        self._old_context: dict = self.old.pop("", (None, {}))[1]
+        self.context: dict = dict(self._old_context)
 
     @staticmethod
     def stamp(path: str) -> tuple[int, int, int] | None:
@@ -198,5 +202,6 @@ class StatIndex:
         self.new[name] = (stamp, note)
 
     def save(self) -> None:
-        if self.new != self.old:
-            self.cache.put(self.key, self.new)
+        new = {**self.new, "": (None, self.context)}
+        if new != {**self.old, "": (None, self._old_context)}:
+            self.cache.put(self.key, new)

@@ -7,7 +7,6 @@ and hazards of everything it reaches are the entry code's.
 from __future__ import annotations
 
 import re
-import zlib
 from collections import deque
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -30,6 +29,7 @@ from .symbols import (
     CallSite,
     Global,
     Imported,
+    SelfRef,
     imported_names,
     makes_lock,
     site_names,
@@ -102,8 +102,12 @@ class PythonIndex:
         #: display paths of modules the stat index vouched for, so never read
         self.unread: set[str] = set()
         self._matters: dict[str, bool] = {}
-        #: modules the prefilter passed over -> the names they call, as a Bloom filter
-        self._called: dict[str, int] = {}
+        #: modules the prefilter passed over, unread (the stat index vouched for them) ->
+        #: the abstraction names of the last run that they call
+        self._called: dict[str, frozenset[str]] = {}
+        #: modules the prefilter passed over -> their stamp, for the note recorded once
+        #: the abstraction names are known
+        self._passed: dict[str, tuple] = {}
         self._callers: dict[str, bool] = {}
         self._light: dict[str, ModuleFacts | None] = {}
         #: (function, use) of a module the prefilter passed over -> whether it may lock
@@ -294,10 +298,11 @@ class PythonIndex:
     @cached_property
     def typed_methods(self) -> dict[str, set[tuple[str, str]]]:
         """Methods named like a builtin's (``WorkQueue.get``) of the classes in
-        ``lock_names`` that hold a lock on return or call, by name, something that may take
-        one: name -> (module, method unit). The name is not in ``lock_names`` (every
-        ``.get(`` would be followed): a site calling one is followed when its receiver is
-        an instance of the class."""
+        ``lock_names`` that hold a lock on return or answer their caller for something that
+        may take one (``if not self._claim(item): return None``): name -> (module, method
+        unit). The name is not in ``lock_names`` (every ``.get(`` would be followed): a
+        site calling one is followed when its receiver is an instance of the class, which
+        costs a type inference per site, hence so few methods."""
         found: dict[str, set[tuple[str, str]]] = {}
         names = self.lock_names
         for facts in self._kept_modules():
@@ -306,15 +311,18 @@ class PythonIndex:
                 if method in _BUILTIN_METHODS and not method.startswith("__") and \
                         cls in names and cls in facts.classes and (
                             _hands_back_lock(unit) or any(
-                                site_names(site, unit, facts) & names
+                                site.answered and site_names(site, unit, facts) & names
                                 for site in unit.callsites)):
                     found.setdefault(method, set()).add((self.rel_of(facts), unit.name))
         return found
 
     def _typed_method_call(self, site: CallSite, unit: Unit, facts: ModuleFacts) -> bool:
-        """A site calling one of ``typed_methods`` on a receiver of that class."""
+        """A site calling one of ``typed_methods`` on an object the instance holds
+        (``self._queue.get()``) that is of that class. (Only such receivers: typing every
+        ``kwargs.get()`` or ``local.get()`` costs more than the rest of the analysis.)"""
         func = site.callee.func if isinstance(site.callee, Call) else None
-        if not isinstance(func, Attr) or func.name not in self.typed_methods:
+        if not isinstance(func, Attr) or func.name not in self.typed_methods or \
+                not (isinstance(func.base, Attr) and isinstance(func.base.base, SelfRef)):
             return False
         kind = self.semantics.kind(func.base, Where(self.rel_of(facts), unit.name))
         if not kind.startswith("instance:"):
@@ -337,20 +345,29 @@ class PythonIndex:
     def calls_abstraction(self, rel: str) -> bool:
         """A module the prefilter passed over that calls one of the project's lock
         abstractions by name: a lock is taken there, through code the prefilter keeps.
-        Its called names were noted when its text was read (or by the stat index), so a
-        module that calls none of them is not read again."""
+        The stat index keeps, for each such module, which of the last run's abstraction
+        names it calls: while the names are among those, a warm run does not read it."""
         if rel not in self._callers:
-            called = self._called.get(rel) if not self.might_lock(rel) else None
-            names = [name for name in self.called_abstractions
-                     if called is not None and bloom_holds(called, name)]
-            found = False
-            if names and not is_test_path(rel):
-                f = self.files[rel]
-                text = self.read(f) or ""
-                found = re.search(r"\b(?:%s)\s*(?:\(|as\s+\w)"
-                                  % "|".join(map(re.escape, sorted(names))), text) is not None
-            self._callers[rel] = found
+            names = self.called_abstractions
+            found: frozenset[str] = frozenset()
+            if not self.might_lock(rel) and not is_test_path(rel) and names:
+                known = self._called.get(rel)
+                if known is not None and self.stats is not None and \
+                        names <= self.stats.context.get("abstractions", frozenset()):
+                    found = known & names
+                else:
+                    found = _called_names(self.read(self.files[rel]) or "", names)
+            stamp = self._passed.get(rel)
+            if stamp is not None and self.stats is not None:
+                self.stats.record(self.files[rel].display, stamp, (_IRRELEVANT, found))
+            self._callers[rel] = bool(found)
         return self._callers[rel]
+
+    def note_abstractions(self) -> None:
+        """Every module asked (``calls_abstraction``): the stat index's notes of what each
+        passed-over module calls are about these names."""
+        if self.stats is not None:
+            self.stats.context["abstractions"] = self.called_abstractions
 
     def analysed(self, rel: str) -> bool:
         """Read as code: kept by the prefilter, or calling an abstraction of the project's."""
@@ -598,20 +615,19 @@ class PythonIndex:
             else None
         if stats is not None and stamp is not None and isinstance(note, tuple) and \
                 note[0] == _IRRELEVANT:
-            stats.record(f.display, stamp, note)
             self.unread.add(f.display)
             self._called[rel] = note[1]
+            self._passed[rel] = stamp
             return False
         text = self.read(f)
         if not text:
             return False
         if note != _KEPT and not prefilter.worth_parsing(rel, text):
-            self._called[rel] = called_bloom(text)
             if stats is not None and stamp is not None and \
                     not may_hold_suppressions(text, "python"):
                 # nothing in it can matter to a later run that finds it unchanged, but a
-                # call of a lock abstraction: the names it calls are kept
-                stats.record(f.display, stamp, (_IRRELEVANT, self._called[rel]))
+                # call of a lock abstraction: noted once the abstractions are known
+                self._passed[rel] = stamp
             return False
         if stats is not None and stamp is not None:
             stats.record(f.display, stamp, _KEPT)
@@ -825,25 +841,11 @@ def _runs_entry_function(site: CallSite, unit: Unit, facts: ModuleFacts) -> bool
         isinstance(callee.func, Global) and callee.func.name in facts.units
 
 
-#: a name called, or imported under another name (``from app.util import hold as keep``)
-_CALLED = re.compile(r"(\w+)\s*(?:\(|as\s+\w)")
-
-
-def _bloom_bits(name: str) -> int:
-    h = zlib.crc32(name.encode())
-    return (1 << (h & 1023)) | (1 << ((h >> 10) & 1023)) | (1 << ((h >> 20) & 1023))
-
-
-def called_bloom(text: str) -> int:
-    """A Bloom filter of the names a module's text calls (``name(``) or imports under
-    another name: three bits per name in 1,024, so about 2 % of other names look called in
-    a module that calls a hundred."""
-    bloom = 0
-    for name in set(_CALLED.findall(text)):
-        bloom |= _bloom_bits(name)
-    return bloom
-
-
-def bloom_holds(bloom: int, name: str) -> bool:
-    bits = _bloom_bits(name)
-    return bloom & bits == bits
+def _called_names(text: str, names: frozenset[str]) -> frozenset[str]:
+    """Which of ``names`` the text calls (``name(``) or imports under another name
+    (``from app.util import hold as keep``): each looked for as a substring first."""
+    present = [name for name in names if name in text]
+    if not present:
+        return frozenset()
+    pattern = r"\b(%s)\s*(?:\(|as\s+\w)" % "|".join(map(re.escape, sorted(present)))
+    return frozenset(re.findall(pattern, text))
