@@ -597,6 +597,8 @@ def claim(mirror_id, me):
     ("    return updated > 0", True),
     ("    return bool(updated)", True),
     ("    if not updated:\n        return None\n    return Mirror.get_by_id(mirror_id)", True),
+    # what a call is given: the row, or None (pulpcore's ``next(iter(qs), None)``)
+    ("    return next(iter(range(updated)), None)", True),
     # the count is only logged, or quoted in a message: the helper answers nothing with it
     ("    print(updated)\n    return None", False),
     ("    return f'{updated} mirrors claimed'", False),
@@ -635,6 +637,22 @@ def test_a_model_manager_not_an_api_client(update, claimed):
     facts = parse_module("app/deals.py", helper)
     assert [lock.kind for lock in facts.units["Syncer.push"].locks] == \
         (["db-claim"] if claimed else [])
+
+
+def test_a_claim_in_a_comprehension_s_condition(write_tree):
+    """mistral's ``[job for job in jobs if self._capture(job)]``: the claims decide which
+    jobs run."""
+    job = ("import os\n\nfrom app.mirrors import claim\n\n\ndef main():\n"
+           "    me = str(os.getpid())\n"
+           "    mine = [m for m in range(3) if claim(m, me)]\n"
+           "    if not mine:\n        return\n    print('sync', mine)\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+                       "app/__init__.py": "",
+                       "app/mirrors.py": CLAIM_HELPER.format(answer="    return updated == 1"),
+                       "jobs/sync.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [lock.kind for lock in job_.all_locks] == ["db-claim"]
 
 
 def test_a_claim_tested_where_it_is_made_and_a_count_only_logged(write_tree):

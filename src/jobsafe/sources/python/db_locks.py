@@ -286,12 +286,12 @@ class DbLocks(ModuleBase):
 
     def _is_query(self, node) -> bool:
         """A query chain: one of its steps builds a query (``filter``, ``where`` ...), or
-        it reads a model's manager (``Model.objects``, ``self.model.objects``; not an API
-        client's ``client.crm.objects``)."""
+        it reads a model's manager (``Model.objects``, ``self.model.objects``,
+        ``apps.get_model(...).objects``; not an API client's ``client.crm.objects``)."""
         steps = self._steps(node)
         return any(step in _QUERY_STEPS and (
             step != "objects" or i + 1 == len(steps) or steps[i + 1][:1].isupper() or
-            steps[i + 1] in ("model", "cls"))
+            steps[i + 1] in ("model", "cls", "get_model"))
             for i, step in enumerate(steps))
 
     def _chain_model(self, node) -> str:
@@ -560,8 +560,9 @@ def only_reports(statement) -> bool:
 
 def answer_names(expression) -> set[str]:
     """The names whose truth an expression answers with: the name itself, a comparison
-    of it, ``not``/``bool()`` of it, ``row if name else None``, ``and``/``or`` of those
-    (``updated == 1``) — not a message that only quotes it (``f"{n} updated"``)."""
+    of it, ``not``/``bool()`` of it, ``row if name else None``, ``and``/``or`` of those,
+    what a call is given (``next(iter(rows), None)``), an attribute or item of it — not a
+    message or an object that only quotes it (``f"{n} updated"``, ``Response({...})``)."""
     if isinstance(expression, cst.Name):
         return {expression.value}
     if isinstance(expression, cst.Comparison):
@@ -574,9 +575,17 @@ def answer_names(expression) -> set[str]:
         return answer_names(expression.left) | answer_names(expression.right)
     if isinstance(expression, cst.IfExp):
         return answer_names(expression.test)
-    if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Name) and \
-            expression.func.value == "bool" and len(expression.args) == 1:
-        return answer_names(expression.args[0].value)
+    if isinstance(expression, (cst.Attribute, cst.Subscript)):  # row.id, rows[0]
+        return answer_names(expression.value)
+    if isinstance(expression, cst.Call):
+        # next(iter(rows), None), bool(n): what the call is given; a constructor's object
+        # (Response({...}), AttrDict(...)) is true whatever it holds
+        func = expression.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else \
+            func.value if isinstance(func, cst.Name) else ""
+        if name[:1].isupper():
+            return set()
+        return {n for arg in expression.args for n in answer_names(arg.value)}
     return set()
 
 

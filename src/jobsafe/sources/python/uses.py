@@ -178,11 +178,10 @@ class UseSites(LockCalls, Hazards):
         return memo[id(unit)]
 
     def _answer_read(self, call, unit: Unit) -> bool:
-        """The call's answer decides what runs next: it is returned, tested by an ``if`` or
-        ``while`` that does more than report, or assigned to a name such a test or a
-        ``return`` reads (``n = propagate(...)`` then only logged decides nothing)."""
-        if isinstance(self._parent.get(call), cst.Return):
-            return True
+        """The call's answer may decide what runs next: not when it is tested only by an
+        ``if`` that reports, or kept in names that no test and no ``return`` reads
+        (``n = propagate(...)`` then only logged decides nothing). Anything else (a
+        comprehension's condition, an argument, an attribute) counts as read."""
         for parent in self.parents(call):
             if isinstance(parent, (cst.If, cst.While)):
                 if contains(parent.test, call):
@@ -190,12 +189,8 @@ class UseSites(LockCalls, Hazards):
                 break
             if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
                 break
-        parent = self._parent.get(call)
-        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and \
-                not self._result_names(call):
-            return True  # kept in an attribute or an item: read where this does not show
         names = self._result_names(call)
-        return bool(names) and not self._decision_names(unit).isdisjoint(names)
+        return not names or not self._decision_names(unit).isdisjoint(names)
 
     def _decision_names(self, unit: Unit) -> frozenset[str]:
         """The names read by the unit's value-returns and by the tests of its ``if`` and
