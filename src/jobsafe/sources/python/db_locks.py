@@ -27,7 +27,7 @@ from ...model import Lock
 from ...model import UNKNOWN_TTL
 from . import apis
 from .module_base import ModuleBase
-from .syntax import contains, walk
+from .syntax import contains, names_read, walk
 from .values import argument, literal
 
 if TYPE_CHECKING:
@@ -566,9 +566,7 @@ def answer_names(expression) -> set[str]:
     if isinstance(expression, cst.Name):
         return {expression.value}
     if isinstance(expression, cst.Comparison):
-        return {n.value for part in [expression.left,
-                                     *(c.comparator for c in expression.comparisons)]
-                for n in [part, *walk(part)] if isinstance(n, cst.Name)}
+        return names_read(expression)
     if isinstance(expression, cst.UnaryOperation) and isinstance(expression.operator, cst.Not):
         return answer_names(expression.expression)
     if isinstance(expression, cst.BooleanOperation):

@@ -18,7 +18,7 @@ from ...model import Span
 from . import apis
 from .hazards_model import Exit, Observations, Retries
 from .module_base import ModuleBase
-from .syntax import contains, walk, walk_unit
+from .syntax import contains, names_read, walk, walk_unit
 from .values import argument, has_keyword
 
 if TYPE_CHECKING:
@@ -243,8 +243,7 @@ class Hazards(ModuleBase):
                  not isinstance(n.value, (cst.SimpleString, cst.Integer, cst.Float))}
         if not fresh or not isinstance(at, cst.Call):
             return False
-        return any(isinstance(n, cst.Name) and n.value in fresh
-                   for arg in at.args for n in [arg.value, *walk(arg.value)])
+        return any(not fresh.isdisjoint(names_read(arg.value)) for arg in at.args)
 
     def _leaves_on_limit(self, loop, body_nodes) -> bool:
         """The loop leaves (break, return, raise) when a clock reading or a counter the loop

@@ -246,7 +246,7 @@ class PythonIndex:
         them, in modules the prefilter keeps. A site calling nothing of these is not
         followed (most calls: the ORM, logging, the standard library)."""
         names = set(LOCKISH_CALLS) | self.abstraction_names
-        units = [(facts, unit) for facts in self._kept_modules() for unit in facts.units.values()]
+        units = [(facts, unit) for facts in self._kept_modules for unit in facts.units.values()]
         grown = True
         while grown:  # and the functions that call those, in turn
             grown = False
@@ -259,7 +259,9 @@ class PythonIndex:
                     grown = True
         return frozenset(names)
 
+    @cached_property
     def _kept_modules(self) -> list[ModuleFacts]:
+        """The parsed modules the prefilter keeps (asked once every module was scanned)."""
         return [facts for rel in sorted(self.files) if self.might_lock(rel)
                 for facts in [self.module(rel)] if facts is not None and facts.error is None]
 
@@ -269,7 +271,7 @@ class PythonIndex:
         keeps: functions that hold a lock when they return or hand back a lock object (and,
         for methods, their own name), lock classes, and proxies initialised with one."""
         names: set[str] = set(LOCKISH_CALLS)
-        kept = self._kept_modules()
+        kept = self._kept_modules
         for facts in kept:
             for cls, info in facts.classes.items():
                 if imported_names({n for value in info.bases for n in value_names(value)},
@@ -305,7 +307,7 @@ class PythonIndex:
         costs a type inference per site, hence so few methods."""
         found: dict[str, set[tuple[str, str]]] = {}
         names = self.lock_names
-        for facts in self._kept_modules():
+        for facts in self._kept_modules:
             for unit in facts.units.values():
                 cls, _, method = unit.name.rpartition(".")
                 if method in _BUILTIN_METHODS and not method.startswith("__") and \
@@ -336,7 +338,7 @@ class PythonIndex:
         ``util.set_up_core_dir(d)``, ``Guard(...)``): module-level functions, classes and
         proxies, not methods (a method's receiver is typed only in a parsed module)."""
         top: set[str] = set()
-        for facts in self._kept_modules():
+        for facts in self._kept_modules:
             top.update(n for n in facts.units if "." not in n and n not in (MODULE, MAIN))
             top.update(facts.classes)
             top.update(facts.bindings)
@@ -443,9 +445,7 @@ class PythonIndex:
         those uses. (An abstraction nobody uses there keeps its locks where they are
         written: a use in a module read only because it calls one is listed besides, as a
         chain of such calls can run deeper than uses are followed.)"""
-        kept = (self.module(rel) if self.might_lock(rel) else None for rel in sorted(self.files))
-        return self._users_taken([(facts, unit) for facts in kept
-                                  if facts is not None and facts.error is None
+        return self._users_taken([(facts, unit) for facts in self._kept_modules
                                   for unit in facts.units.values()], calls=True)
 
     def used_by(self, units: list[tuple[ModuleFacts, Unit]]) -> set[tuple[str, str]]:

@@ -401,10 +401,8 @@ class Semantics:
         it as a base (built once)."""
         if self._subclass_index is None:
             self._subclass_index = {}
-            for other in sorted(self.index.files):
-                if is_test_path(other) or not self.index.might_lock(other):
-                    continue
-                for name, info in self.classes_of(other).items():
+            for other, facts in self._kept_facts():
+                for name, info in facts.classes.items():
                     for base in info.bases:
                         kind = self.kind(base, Where(other))
                         if kind.startswith("class:"):
@@ -426,14 +424,19 @@ class Semantics:
                         (callee, Where(other, unit.name)))
         return self._call_index
 
-    def _kept_sites(self):
-        """(module, unit, use site) of every module the prefilter keeps, outside tests."""
+    def _kept_facts(self):
+        """(module, facts) of every module the prefilter keeps, outside tests."""
         for rel in sorted(self.index.files):
             if is_test_path(rel) or not self.index.might_lock(rel):
                 continue
             facts = self.index.module(rel)
-            for unit in facts.units.values() if facts is not None and \
-                    facts.error is None else ():
+            if facts is not None and facts.error is None:
+                yield rel, facts
+
+    def _kept_sites(self):
+        """(module, unit, use site) of every module the prefilter keeps, outside tests."""
+        for rel, facts in self._kept_facts():
+            for unit in facts.units.values():
                 for site in unit.callsites:
                     yield rel, unit, site
 
@@ -1734,19 +1737,12 @@ class Semantics:
         if not isinstance(made, Call):
             return False
         kind = self.kind(made.func, Where(rel))
-        if kind.startswith("lib:"):
-            return kind[len("lib:"):] in apis.LATE_BOUND_PROXIES
         if not kind.startswith("class:"):
-            return False
+            return _late_bound(kind)
         _, crel, cls = kind.split(":", 2)
-        for base_rel, base_cls in self.class_mro(crel, cls):
-            info = self.classes_of(base_rel).get(base_cls)
-            if info is not None and any(
-                    self.kind(base, Where(base_rel)).startswith("lib:") and
-                    self.kind(base, Where(base_rel))[len("lib:"):] in apis.LATE_BOUND_PROXIES
-                    for base in info.bases):
-                return True
-        return False
+        return any(_late_bound(self.kind(base, Where(base_rel)))
+                   for base_rel, base_cls in self.class_mro(crel, cls)
+                   for base in self.classes_of(base_rel)[base_cls].bases)
 
     def _initialised_with(self) -> dict[tuple[str, str], list[Imported]]:
         """(module, global) -> the project names its ``initialize(...)`` calls hand it, in
@@ -2116,6 +2112,11 @@ class Semantics:
 
 #: Django's cache objects: the default alias, and the mapping of every alias
 _DJANGO_CACHES = {"django.core.cache.cache": "default", "django.core.cache.caches": "*"}
+
+
+def _late_bound(kind: str) -> bool:
+    """A library class whose instances stand for what they are initialised with."""
+    return kind.startswith("lib:") and kind[len("lib:"):] in apis.LATE_BOUND_PROXIES
 
 
 def _last_name(func: Value) -> str | None:

@@ -125,6 +125,11 @@ def walk(node):
         stack.extend(below)
 
 
+def names_read(node) -> set[str]:
+    """The names an expression reads, itself included (``a.b(c) == d``: a, c, d)."""
+    return {n.value for n in [node, *walk(node)] if isinstance(n, cst.Name)}
+
+
 def walk_unit(node):
     """Nodes of a unit's body, not descending into nested functions and classes."""
     stack = [node] if not isinstance(node, (list, tuple)) else list(reversed(node))

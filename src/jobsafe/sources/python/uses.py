@@ -20,7 +20,7 @@ from .idempotency import KeyFlow, argument_origins
 from .lock_calls import LockCalls
 from .symbols import UNKNOWN, Call, CallSite, LockSymbols, Param, PassedFile, project_candidate
 from .db_locks import answer_names, only_reports
-from .syntax import contains, walk, walk_unit
+from .syntax import contains, names_read, walk, walk_unit
 
 if TYPE_CHECKING:
     from .facts import Unit
@@ -148,8 +148,8 @@ class UseSites(LockCalls, Hazards):
             return True
         # ``if not claimed: return None`` ... ``return {"id": item.id}``: the function hands
         # back what it claimed (an argument of the call), so None tells the caller it failed
-        given = {x.value for arg in call.args for x in [arg.value, *walk(arg.value)]
-                 if isinstance(x, cst.Name)} if isinstance(call, cst.Call) else set()
+        given = {name for arg in call.args for name in names_read(arg.value)} \
+            if isinstance(call, cst.Call) else set()
         returned, refused = self._returns_and_refusals(unit)
         return not given.isdisjoint(returned) and not refused.isdisjoint(names)
 
@@ -164,15 +164,13 @@ class UseSites(LockCalls, Hazards):
                 if type(n) is not cst.Return:
                     continue
                 if _tells(n):
-                    returned.update(x.value for x in [n.value, *walk(n.value)]
-                                    if isinstance(x, cst.Name))
+                    returned.update(names_read(n.value))
                     continue
                 for parent in self.parents(n):
                     if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
                         break
                     if isinstance(parent, cst.If):
-                        refused.update(x.value for x in [parent.test, *walk(parent.test)]
-                                       if isinstance(x, cst.Name))
+                        refused.update(names_read(parent.test))
                         break
             memo[id(unit)] = (frozenset(returned), frozenset(refused))
         return memo[id(unit)]
@@ -200,8 +198,7 @@ class UseSites(LockCalls, Hazards):
             read = set(self._told_names(unit))
             for n in self._nodes_of(unit):
                 if type(n) in (cst.If, cst.While) and not only_reports(n):
-                    read.update(x.value for x in [n.test, *walk(n.test)]
-                                if isinstance(x, cst.Name))
+                    read.update(names_read(n.test))
             memo[id(unit)] = frozenset(read)
         return memo[id(unit)]
 
@@ -222,7 +219,7 @@ class UseSites(LockCalls, Hazards):
                         if isinstance(parent, (cst.If, cst.While)):
                             tests.append(parent.test)
             for test in tests:
-                told.update(x.value for x in [test, *walk(test)] if isinstance(x, cst.Name))
+                told.update(names_read(test))
             memo[id(unit)] = frozenset(told)
         return memo[id(unit)]
 
