@@ -148,6 +148,28 @@ def test_a_namespace_package_is_imported_by_its_unique_dotted_ending(tmp_path):
     assert library.ttl_seconds != 5
 
 
+def test_modules_below_a_django_manage_py_are_imported_from_its_folder(tmp_path):
+    """socorro: ``webapp/`` holds ``manage.py`` and an ``__init__.py`` of its own, and its
+    code imports ``crashstats.cron``: the script's folder is on the path, so the package is
+    ``crashstats``, not ``webapp.crashstats``. Without the script the name is the library's."""
+    cron = tmp_path / "webapp" / "crashstats" / "cron"
+    cron.mkdir(parents=True)
+    for folder in (tmp_path / "webapp", tmp_path / "webapp" / "crashstats", cron):
+        (folder / "__init__.py").write_text("")
+    (cron / "__init__.py").write_text("LOCK_TTL = 2 * 3600\n")
+    (cron / "jobs.py").write_text(
+        "import redis\nfrom crashstats.cron import LOCK_TTL\nr = redis.Redis()\n\n\n"
+        "def run():\n    with r.lock('cron', timeout=LOCK_TTL):\n        pass\n")
+
+    def ttl():
+        locks = run_analysis(tmp_path).project.code_locks
+        return next(lock for lock in locks if lock.span.path.endswith("jobs.py")).ttl_seconds
+
+    assert ttl() != 7200
+    (tmp_path / "webapp" / "manage.py").write_text("import sys\n")
+    assert ttl() == 7200
+
+
 def test_a_packages_cron_daily_script_is_a_job_unless_a_crontab_runs_its_folder(tmp_path):
     """dokuwiki's Debian package ships etc/cron.daily/dokuwiki and no /etc/crontab: the
     script runs at Debian's cron.daily time; a tree whose crontab runs run-parts on the

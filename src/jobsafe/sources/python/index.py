@@ -131,6 +131,8 @@ class PythonIndex:
                 self._by_dotted.setdefault(name, rel)
         for name, rel in _installed_as(files, packages, project_names):
             self._by_dotted.setdefault(name, rel)
+        for name, rel in _below_scripts(files):
+            self._by_dotted.setdefault(name, rel)
         self._rel_by_display = {f.display: rel for rel, f in files.items()}
 
     @staticmethod
@@ -728,6 +730,23 @@ def _installed_as(files, packages: set[str], project_names: frozenset[str]):
                 inner = rel[len(folder) + 1:]
                 yield (f"{name}.{PythonIndex.dotted(inner)}" if inner != "__init__.py"
                        else name), rel
+
+
+def _below_scripts(files):
+    """(dotted name, rel) of the modules below a folder that holds Django's ``manage.py``:
+    Python puts the script's folder on the path, so ``webapp/crashstats/cron/__init__.py``
+    is imported as ``crashstats.cron`` even when ``webapp/`` has an ``__init__.py``."""
+    roots = {rel[:-len("manage.py")] for rel in files
+             if rel.endswith("/manage.py")}
+    if not roots:
+        return
+    for rel in files:
+        folder = rel
+        while "/" in folder:
+            folder = folder.rsplit("/", 1)[0]
+            if f"{folder}/" in roots:
+                yield PythonIndex.dotted(rel[len(folder) + 1:]), rel
+                break
 
 
 def _import_name(rel: str, packages: set[str]) -> str | None:
