@@ -1146,3 +1146,86 @@ def test_a_locking_query_handed_back_is_taken_where_it_runs(write_tree, body, ex
     [job_] = run_analysis(root).project.jobs
     assert [(lock.kind, lock.span.line) for lock in job_.all_locks
             if lock.span.path == "jobs/sync.py"] == expected
+
+
+# -- a service registry (pyramid_services): the object comes from a registration by name
+
+SERVICES_INIT = '''from app.services import queue
+
+
+def includeme(config):
+    config.register_service_factory({registration}, name="queue_service")
+    config.register_service_factory("app.services.mail.factory", name="mailer")
+'''
+QUEUE_SERVICE = '''class JobQueueService:
+    def __init__(self, db):
+        self._db = db
+
+    def get(self, name, limit):
+        query = self._db.query(Job).filter(Job.name == name)
+        return query.limit(limit).with_for_update(skip_locked=True).all()
+
+
+def factory(context, request):
+    return JobQueueService(request.db)
+'''
+MAIL_SERVICE = '''class MailService:
+    def get(self, name, limit):
+        return []
+
+
+def factory(context, request):
+    return MailService()
+'''
+SYNC_SERVICE = '''class SyncService:
+    def __init__(self, queue_service):
+        self._queue = queue_service
+
+    def sync(self, limit):
+        jobs = self._queue.get(name="sync", limit=limit)
+        return len(jobs)
+
+
+def factory(context, request):
+    return SyncService(queue_service=request.find_service({lookup}))
+'''
+SERVICE_TASKS = '''from app.celery import celery
+
+
+@celery.task
+def sync_slim(limit):
+    svc = celery.request.find_service({lookup})
+    jobs = svc.get(name="slim", limit=limit)
+    return jobs
+'''
+
+
+@pytest.mark.parametrize("registration", [
+    '"app.services.queue.factory"',  # the factory by its dotted name
+    "queue.factory",  # the factory itself
+    "queue.JobQueueService",  # the class as its own factory
+    '"app.services.queue.factory", iface=queue.JobQueueService',
+])
+@pytest.mark.parametrize("lookup, expected", [
+    ('name="queue_service"', True),
+    ("JobQueueService", True),  # by its interface: the class itself
+    ('name="mailer"', False),  # another service, which locks nothing
+])
+def test_a_lock_of_a_service_the_registry_hands_out(write_tree, registration, lookup,
+                                                     expected):
+    """h: ``request.find_service(name="queue_service")`` hands out the ``JobQueueService``
+    registered under that name; its ``get()`` claims rows with ``SKIP LOCKED`` wherever
+    a service or a task calls it, also in modules with no lock word."""
+    imports = "from app.services.queue import JobQueueService\n\n\n" \
+        if lookup == "JobQueueService" else ""
+    root = write_tree({
+        "app/__init__.py": "", "app/celery.py": "celery = object()\n",
+        "app/services/__init__.py": SERVICES_INIT.format(registration=registration),
+        "app/services/queue.py": QUEUE_SERVICE, "app/services/mail.py": MAIL_SERVICE,
+        "app/services/sync.py": imports + SYNC_SERVICE.format(lookup=lookup),
+        "app/tasks.py": imports + SERVICE_TASKS.format(lookup=lookup)})
+    locks = run_analysis(root).project.code_locks
+    used = sorted((lock.span.path, lock.kind, lock.try_lock) for lock in locks
+                  if not lock.span.path.endswith("queue.py"))
+    assert used == ([("app/services/sync.py", "db-row-lock", True),
+                     ("app/tasks.py", "db-row-lock", True)] if expected else [])

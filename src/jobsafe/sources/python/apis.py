@@ -274,6 +274,14 @@ DYNAMIC_IMPORTS = {
 #: by this method (peewee's ``db = Proxy()`` ... ``db.initialize(real_db)``): the proxy's
 #: calls and attributes are those of every value the project initialises it with
 LATE_BOUND_PROXIES = {"peewee.Proxy": "initialize", "peewee.DatabaseProxy": "initialize"}
+#: service registries that hand out the project's objects by interface or name
+#: (pyramid_services: ``config.register_service_factory(factory, iface=X, name="n")`` at
+#: start-up, ``request.find_service(X)`` or ``find_service(name="n")`` in a view or a task):
+#: method -> (keyword, position) of the factory or instance; the lookup's own are
+#: ``iface``/0 and ``name``/2
+SERVICE_REGISTRATIONS = {"register_service_factory": ("service_factory", 0),
+                         "register_service": ("service", 0)}
+SERVICE_LOOKUP = "find_service"
 #: kinds whose methods give something of a known kind
 OBJECT_KINDS = {"redis", "django-cache", "db-engine", "db-sessionmaker", "db-session",
                 "db-connection", "db-pool", "db-cursor", "db-connections"}

@@ -19,8 +19,16 @@ from ...suppress import may_hold_suppressions
 from . import prefilter
 from .django_settings import is_settings_module
 from .facts import MAIN, MODULE, ONCE_UNITS, ModuleFacts, Unit
+from .apis import SERVICE_LOOKUP
 from .light import light_facts, needs_full_parse
-from .semantics import HELD_ON_RETURN, Semantics, Where, claim_kept, entered_sites
+from .semantics import (
+    HELD_ON_RETURN,
+    Semantics,
+    Where,
+    claim_kept,
+    entered_sites,
+    is_service_lookup,
+)
 from .symbols import (
     LOCKISH_CALLS,
     Attr,
@@ -29,6 +37,7 @@ from .symbols import (
     CallSite,
     Global,
     Imported,
+    Local,
     SelfRef,
     imported_names,
     makes_lock,
@@ -322,17 +331,25 @@ class PythonIndex:
 
     def _typed_method_call(self, site: CallSite, unit: Unit, facts: ModuleFacts) -> bool:
         """A site calling one of ``typed_methods`` on an object the instance holds
-        (``self._queue.get()``) that is of that class. (Only such receivers: typing every
-        ``kwargs.get()`` or ``local.get()`` costs more than the rest of the analysis.)"""
+        (``self._queue.get()``) or a local a service registry hands out, that is of that
+        class. (Only such receivers: typing every ``kwargs.get()`` or ``local.get()`` costs
+        more than the rest of the analysis.)"""
         func = site.callee.func if isinstance(site.callee, Call) else None
         if not isinstance(func, Attr) or func.name not in self.typed_methods or \
-                not (isinstance(func.base, Attr) and isinstance(func.base.base, SelfRef)):
+                not (isinstance(func.base, Attr) and isinstance(func.base.base, SelfRef) or
+                     self._service_local(func.base, unit)):
             return False
         kind = self.semantics.kind(func.base, Where(self.rel_of(facts), unit.name))
         if not kind.startswith("instance:"):
             return False
         _, rel, cls = kind.split(":", 2)
         return self.semantics.class_method(rel, cls, func.name) in self.typed_methods[func.name]
+
+    @staticmethod
+    def _service_local(value, unit: Unit) -> bool:
+        """A local bound to what a service registry hands out (``svc =
+        request.find_service(name="queue")``)."""
+        return isinstance(value, Local) and is_service_lookup(unit.local_values.get(value.name))
 
     @cached_property
     def called_abstractions(self) -> frozenset[str]:
@@ -344,7 +361,22 @@ class PythonIndex:
             top.update(n for n in facts.units if "." not in n and n not in (MODULE, MAIN))
             top.update(facts.classes)
             top.update(facts.bindings)
-        return frozenset(self.abstraction_names & top)
+        return frozenset(self.abstraction_names & top) | self.abstraction_services
+
+    @cached_property
+    def abstraction_services(self) -> frozenset[str]:
+        """The names the project registers one of its lock abstractions under as a service
+        (``register_service_factory(factory, name="queue_service")``): a module that asks
+        for it by name (``find_service(name="queue_service")``) calls the abstraction."""
+        semantics = self.semantics
+        found = set()
+        for method, registration, at in semantics.services():
+            name = semantics.string(registration.arg("name", 3), at)
+            kind = semantics.registered(method, registration, at)
+            if name and kind.startswith("instance:") and \
+                    kind.rsplit(":", 1)[-1] in self.abstraction_names:
+                found.add(name)
+        return frozenset(found)
 
     def calls_abstraction(self, rel: str) -> bool:
         """A module the prefilter passed over that calls one of the project's lock
@@ -360,7 +392,8 @@ class PythonIndex:
                         names <= self.stats.context.get("abstractions", frozenset()):
                     found = known & names
                 else:
-                    found = _called_names(self.read(self.files[rel]) or "", names)
+                    found = _called_names(self.read(self.files[rel]) or "", names,
+                                          self.abstraction_services)
             stamp = self._passed.get(rel)
             if stamp is not None and self.stats is not None:
                 self.stats.record(self.files[rel].display, stamp, (_IRRELEVANT, found))
@@ -860,11 +893,23 @@ def _runs_entry_function(site: CallSite, unit: Unit, facts: ModuleFacts) -> bool
         isinstance(callee.func, Global) and callee.func.name in facts.units
 
 
-def _called_names(text: str, names: frozenset[str]) -> frozenset[str]:
-    """Which of ``names`` the text calls (``name(``) or imports under another name
-    (``from app.util import hold as keep``): each looked for as a substring first."""
+def _called_names(text: str, names: frozenset[str],
+                  services: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Which of ``names`` the text calls (``name(``), imports under another name (``from
+    app.util import hold as keep``) or asks a service registry for (``find_service(Queue)``),
+    and which of ``services`` it asks for by name (``find_service(name="queue_service")``):
+    each looked for as a substring first."""
     present = [name for name in names if name in text]
     if not present:
         return frozenset()
-    pattern = r"\b(%s)\s*(?:\(|as\s+\w)" % "|".join(map(re.escape, sorted(present)))
-    return frozenset(re.findall(pattern, text))
+    alternatives = "|".join(map(re.escape, sorted(present)))
+    pattern = r"\b(%s)\s*(?:\(|as\s+\w)" % alternatives
+    found = set(re.findall(pattern, text))
+    if SERVICE_LOOKUP in text:
+        found.update(re.findall(r"%s\(\s*(?:iface\s*=\s*)?(?:\w+\.)*(%s)\b" % (
+            SERVICE_LOOKUP, alternatives), text))
+        quoted = [name for name in present if name in services]
+        if quoted:
+            found.update(re.findall(r"[\"'](%s)[\"']" % "|".join(map(re.escape, quoted)),
+                                    text))
+    return frozenset(found)

@@ -49,6 +49,8 @@ PREFILTER_TOKENS = (r"(?<![bcBC])(?<!skip_)lock", "Lock", r"(?<![BC])(?<!SKIP )L
                     "Redlock", "QueueOnce", "Semaphore", "mutex",
                     *(rf"\b{name.rsplit('.', 1)[-1]}\b" for name in apis.LOCK_DECORATORS),
                     r"cache\.add\(|caches\[.*\]\.add\(",  # Django's cache.add(key) as a lock
+                    # a service registry: what ``find_service`` hands out (``semantics``)
+                    r"\bregister_service(?:_factory)?\(",
                     # a hand-made lock file without a lock-like name: tested, created
                     # (what _creation recognises), removed
                     (r"exists|isfile|is_file|access\(", r"lck|\.remove\(|unlink\(|rmdir\(",

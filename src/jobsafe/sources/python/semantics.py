@@ -259,6 +259,7 @@ class Semantics:
         self._call_index: dict[str, list[tuple[Call, Where]]] | None = None
         self._proxy_index: dict[tuple[str, str], list[Imported]] | None = None
         self._subclass_index: dict[tuple[str, str], list[tuple[str, str]]] | None = None
+        self._service_index: list[tuple[str, Call, Where]] | None = None
         #: model -> the expiry a sweeper gives its claims (built on first use)
         self._sweeps: dict[str, float] | None = None
 
@@ -377,15 +378,22 @@ class Semantics:
         return kinds.pop() if len(kinds) == 1 else UNKNOWN_KIND
 
     def _constructions(self, rel: str, cls: str) -> list[tuple[Call, Where]]:
-        """The calls in the tree's analysed modules, outside tests, that make class ``cls``
-        of module ``rel`` (memoised): its own constructions, those of a subclass that keeps
+        """The calls in the tree's analysed modules, outside tests, and in the class's own
+        module, that make class ``cls`` of module ``rel`` (memoised): its own constructions, those of a subclass that keeps
         its ``__init__``, and a subclass's ``super().__init__(...)`` (whose arguments its
         own constructions give, in turn)."""
         key = (rel, cls)
         if key not in self._made_by:
             self._made_by[key] = []  # (a cycle through a parameter's kind finds none)
             name = cls.rsplit(".", 1)[-1]
-            made = [(call, at) for call, at in self._calls_named().get(name, ())
+            sites = list(self._calls_named().get(name, ()))
+            facts = self.facts(rel)
+            if not self.index.might_lock(rel) and facts is not None:
+                # the class's own module, read as code for another reason (its factory)
+                sites += [(site.callee, Where(rel, unit.name)) for unit in facts.units.values()
+                          for site in unit.callsites if isinstance(site.callee, Call) and
+                          _last_name(site.callee.func) == name]
+            made = [(call, at) for call, at in sites
                     if self.kind(call.func, at) == f"class:{rel}:{cls}"]
             for sub_rel, sub in self._subclasses().get((rel, cls), ()):
                 init = self.units_of(sub_rel).get(f"{sub}.__init__")
@@ -682,6 +690,8 @@ class Semantics:
         return UNKNOWN_KIND
 
     def _call(self, call: Call, where: Where, depth: int) -> str:
+        if is_service_lookup(call):
+            return self._service(call, where, depth)
         func = self.kind(call.func, where, depth + 1)
         if func.startswith("lib:"):
             dotted = func[len("lib:"):]
@@ -704,6 +714,60 @@ class Semantics:
                     UNKNOWN_KIND
             return apis.METHOD_RESULTS.get((receiver, method), UNKNOWN_KIND)
         return UNKNOWN_KIND
+
+    def _service(self, call: Call, where: Where, depth: int) -> str:
+        """What ``request.find_service(iface, context, name)`` hands out: an instance of
+        the interface when it is a class of the project, else what the registrations of
+        that interface or name make (their own ``iface=`` class, the factory's return, the
+        instance registered) when they agree."""
+        iface = call.arg("iface", 0)
+        wanted = self.kind(iface, where, depth + 1) if iface is not None else None
+        if wanted is not None and wanted.startswith("class:"):
+            return "instance:" + wanted[len("class:"):]
+        name = self.string(call.arg("name", 2), where)
+        if wanted is None and name is None:
+            return UNKNOWN_KIND
+        kinds = set()
+        for method, registration, at in self.services():
+            given = registration.arg("iface", 1)
+            if (name is not None and self.string(registration.arg("name", 3), at) != name) or \
+                    (wanted is not None and (given is None or self.kind(given, at) != wanted)):
+                continue
+            kinds.add(self.registered(method, registration, at, depth + 1))
+        return kinds.pop() if len(kinds) == 1 else UNKNOWN_KIND
+
+    def registered(self, method: str, registration: Call, at: Where, depth: int = 0) -> str:
+        """What a service registration hands out: an instance of its ``iface=`` class,
+        else what its factory makes (a class, or a function's return) or the instance
+        ``register_service`` is given."""
+        given = registration.arg("iface", 1)
+        interface = self.kind(given, at, depth + 1) if given is not None else UNKNOWN_KIND
+        if interface.startswith("class:"):
+            return "instance:" + interface[len("class:"):]
+        keyword, position = apis.SERVICE_REGISTRATIONS[method]
+        made = registration.arg(keyword, position)
+        if made is None:
+            return UNKNOWN_KIND
+        dotted = self.string(made, at)
+        kind = self._imported(dotted, at, depth + 1) if dotted else self.kind(made, at, depth + 1)
+        if method == "register_service" or not kind.startswith(("class:", "function:")):
+            return kind
+        if kind.startswith("class:"):
+            return "instance:" + kind[len("class:"):]
+        _, rel, function = kind.split(":", 2)
+        return self._returns(rel, function, Call(Const(None)), Where(rel), depth)
+
+    def services(self) -> list[tuple[str, Call, Where]]:
+        """(method, call, where) of every service registration in the analysed modules
+        (built once)."""
+        if self._service_index is None:
+            self._service_index = []
+            for rel, unit, site in self._kept_sites():
+                callee = site.callee
+                name = _last_name(callee.func) if isinstance(callee, Call) else None
+                if name in apis.SERVICE_REGISTRATIONS:
+                    self._service_index.append((name, callee, Where(rel, unit.name)))
+        return self._service_index
 
     def _dynamic_import(self, api: str, call: Call, where: Where, depth: int) -> str:
         """What a library call that imports by name gives, when the name is known and names
@@ -2117,6 +2181,11 @@ _DJANGO_CACHES = {"django.core.cache.cache": "default", "django.core.cache.cache
 def _late_bound(kind: str) -> bool:
     """A library class whose instances stand for what they are initialised with."""
     return kind.startswith("lib:") and kind[len("lib:"):] in apis.LATE_BOUND_PROXIES
+
+
+def is_service_lookup(value: Value | None) -> bool:
+    """``request.find_service(...)``, however the receiver is spelled."""
+    return isinstance(value, Call) and _last_name(value.func) == apis.SERVICE_LOOKUP
 
 
 def _last_name(func: Value) -> str | None:
