@@ -1229,3 +1229,211 @@ def test_a_lock_of_a_service_the_registry_hands_out(write_tree, registration, lo
                   if not lock.span.path.endswith("queue.py"))
     assert used == ([("app/services/sync.py", "db-row-lock", True),
                      ("app/tasks.py", "db-row-lock", True)] if expected else [])
+
+
+# -- a pid lock whose test is a helper's answer, held by a context manager class
+
+PID_LOCK_HELPER = '''import os
+import time
+
+from app import system
+{store_import}
+
+
+def check_lock_info():
+{check}
+
+
+class RetryLock:
+    def __init__(self, *_args, lock_holder, sleep_time=10, max_retries=12):
+        self.lock_holder = lock_holder
+        self.sleep_time = sleep_time
+        self.max_retries = max_retries
+
+    def grab_lock(self):
+        (lock_pid, holder) = check_lock_info()
+        if lock_pid > 0:
+            raise RuntimeError(holder)
+{write}
+
+    def __enter__(self):
+        tries = 0
+        while True:
+            try:
+                self.grab_lock()
+                break
+            except RuntimeError:
+                tries += 1
+                if tries >= self.max_retries:
+                    raise
+                time.sleep(self.sleep_time)
+
+    def __exit__(self, *exc):
+{remove}
+'''
+PID_FILE_CHECK = '''    if not os.path.exists(LOCK_PATH):
+        return (-1, "")
+    with open(LOCK_PATH) as f:
+        pid = int(f.read())
+    try:
+        os.kill(pid, 0)
+        return (pid, "")
+    except OSError:
+        return (-1, "")'''
+PID_STORE_CHECK = '''    data = lock_data_file.read()
+    if not data:
+        return (-1, "")
+    try:
+        system.subp(["ps", data.lock_pid])
+        return (int(data.lock_pid), data.lock_holder)
+    except OSError:
+        return (-1, "")'''
+RETRY_LOCK_JOB = '''from app import lock
+
+
+def main():
+    with lock.RetryLock(lock_holder="timer job"):
+        print("work")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("store_import, check, write, remove", [
+    ('LOCK_PATH = "/var/lib/app/lock"', PID_FILE_CHECK,
+     '        with open(LOCK_PATH, "w") as f:\n            f.write(str(os.getpid()))',
+     "        os.remove(LOCK_PATH)"),
+    # ubuntu-pro-client: a JSON file behind a project object, read, written, deleted
+    ('from app.files import DataObjectFile\n\nlock_data_file = DataObjectFile("lock")',
+     PID_STORE_CHECK,
+     "        lock_data_file.write(dict(lock_pid=str(os.getpid()), holder=self.lock_holder))",
+     "        lock_data_file.delete()"),
+])
+def test_a_pid_lock_tested_through_a_helpers_answer(write_tree, store_import, check, write,
+                                                    remove):
+    """ubuntu-pro-client's ``RetryLock``: ``grab_lock`` refuses when ``check_lock_info()``
+    names a live holder, then writes its own pid; ``__exit__`` removes it. The lock is taken
+    at each ``with RetryLock(...)``, released by the ``with``; its test and write are two
+    steps (JOB201)."""
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n", "app/__init__.py": "",
+        "app/lock.py": PID_LOCK_HELPER.format(store_import=store_import, check=check,
+                                              write=write, remove=remove),
+        "app/job.py": RETRY_LOCK_JOB})
+    analysis = run_analysis(root)
+    [job] = analysis.project.jobs
+    assert [(lock.span.path, lock.span.line, lock.kind, lock.release, lock.stale_handling)
+            for lock in job.all_locks] == [("app/job.py", 5, "pid-file", "with", "pid-check")]
+    assert sorted(f.rule for f in analysis.findings) == ["JOB201"]
+
+
+@pytest.mark.parametrize("grab", [
+    # the pid recorded for others to read, nothing refused: a daemon's pid record
+    "        lock_data_file.write(dict(lock_pid=str(os.getpid())))",
+    # a refusal on something else than the store's answer
+    "        if self.sleep_time > 60:\n            raise RuntimeError('too slow')\n"
+    "        lock_data_file.write(dict(lock_pid=str(os.getpid())))",
+    # written to a local object, not a store the module keeps
+    "        record = DataObjectFile('lock')\n        (lock_pid, holder) = check_lock_info()\n"
+    "        if lock_pid > 0:\n            raise RuntimeError(holder)\n"
+    "        record.write(dict(lock_pid=str(os.getpid())))",
+])
+def test_a_pid_written_without_a_test_of_its_store_is_no_lock(write_tree, grab):
+    helper = PID_LOCK_HELPER.format(
+        store_import='from app.files import DataObjectFile\n\nlock_data_file = DataObjectFile("lock")',
+        check=PID_STORE_CHECK, write="", remove="        lock_data_file.delete()")
+    helper = helper.replace(
+        "        (lock_pid, holder) = check_lock_info()\n        if lock_pid > 0:\n"
+        "            raise RuntimeError(holder)\n", grab + "\n")
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n", "app/__init__.py": "",
+        "app/lock.py": helper, "app/job.py": RETRY_LOCK_JOB})
+    [job] = run_analysis(root).project.jobs
+    assert list(job.all_locks) == []
+
+
+# -- a query builder of the project's whose option adds FOR UPDATE (koji's QueryProcessor)
+
+QUERY_BUILDER = '''class QueryProcessor:
+    def __init__(self, tables=None, clauses=None, values=None, opts=None, for_update=False):
+        self.tables = tables
+        self.clauses = clauses
+        self.values = values
+        if opts:
+            self.opts = opts
+        else:
+            self.opts = {{}}
+        self.for_update = for_update
+
+    def get_query(self):
+        query = "SELECT * FROM %s WHERE %s" % (self.tables[0], " AND ".join(self.clauses))
+        if {test}:
+            query += "{sql}"
+        return query
+
+    def execute(self):
+        return _run(self.get_query(), self.values)
+
+
+def _run(sql, values):
+    return []
+'''
+QUERY_JOB = '''from app.db import QueryProcessor
+
+
+def main():
+    query = QueryProcessor(tables=["task"], clauses=["id = %(id)i"], values={{"id": 1}},
+                           {given})
+    rows = query.execute()
+    print(rows)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("test, given", [
+    ("self.opts.get('rowlock')", "opts={'rowlock': True}"),
+    ("self.opts['rowlock']", "opts={'rowlock': True, 'asList': True}"),
+    ("'rowlock' in self.opts", "opts={'rowlock': 1}"),
+    ("self.for_update", "for_update=True"),
+])
+@pytest.mark.parametrize("sql, waits", [("\\\\n FOR UPDATE", True),
+                                        (" FOR UPDATE SKIP LOCKED", False)])
+def test_a_query_builder_option_that_locks_rows(write_tree, test, given, sql, waits):
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n", "app/__init__.py": "",
+        "app/db.py": QUERY_BUILDER.format(test=test, sql=sql),
+        "app/job.py": QUERY_JOB.format(given=given)})
+    [job] = run_analysis(root).project.jobs
+    assert [(lock.span.line, lock.kind, lock.release, lock.blocking) for lock in job.all_locks] \
+        == [(5, "db-row-lock", "transaction", waits)]
+
+
+@pytest.mark.parametrize("test, given", [
+    ("self.opts.get('rowlock')", "opts={'rowlock': False}"),  # asked not to
+    ("self.opts.get('rowlock')", "opts={'countOnly': True}"),  # another option
+    ("self.opts.get('countOnly')", "opts={'rowlock': True}"),  # an option the class ignores
+    ("self.for_update", "opts={'rowlock': True}"),  # the flag is another parameter
+])
+def test_a_query_builder_not_asked_to_lock(write_tree, test, given):
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n", "app/__init__.py": "",
+        "app/db.py": QUERY_BUILDER.format(test=test, sql=" FOR UPDATE"),
+        "app/job.py": QUERY_JOB.format(given=given)})
+    [job] = run_analysis(root).project.jobs
+    assert list(job.all_locks) == []
+
+
+def test_a_librarys_class_given_a_lock_option_is_no_row_lock(write_tree):
+    """Only the project's classes are read: ``lockfile.LockFile(path, lock_timeout=5)`` is
+    judged by its own recogniser, if any."""
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n", "app/__init__.py": "",
+        "app/job.py": QUERY_JOB.format(given="opts={'rowlock': True}").replace(
+            "from app.db import QueryProcessor", "from sqlbuilder import QueryProcessor")})
+    [job] = run_analysis(root).project.jobs
+    assert list(job.all_locks) == []

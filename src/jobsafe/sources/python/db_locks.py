@@ -27,6 +27,7 @@ from ...model import Lock
 from ...model import UNKNOWN_TTL
 from . import apis
 from .module_base import ModuleBase
+from .symbols import QUERY_OPTION
 from .syntax import contains, names_read, walk
 from .values import argument, literal
 
@@ -96,6 +97,30 @@ class DbLocks(ModuleBase):
             model = next((s for s in steps if s[:1].isupper()), steps[0] if steps else "?")
             return self._unique_row(call, unit, calls, model)
         return None
+
+    def _query_option_lock(self, call: cst.Call, unit: Unit):
+        """A query builder of the project made with a lock option (``QueryProcessor(...,
+        opts={"rowlock": True})``): a row lock, kept by ``semantics`` if the class adds
+        ``FOR UPDATE`` when given it."""
+        if not _class_like(call.func) or not self._lock_option_given(call):
+            return None
+        found = self._row_lock(call, unit, self.code(call.func).rsplit(".", 1)[-1], None, None)
+        self._symbols(unit, found[0], call, QUERY_OPTION)
+        return found
+
+    def _lock_option_given(self, call: cst.Call) -> bool:
+        """A constructor given a true option whose name says lock (``opts={"rowlock":
+        True}``, ``for_update=True``)."""
+        for arg in call.args:
+            if arg.keyword is not None and _LOCK_OPTION.search(arg.keyword.value) and \
+                    self.eval.truthy(arg.value):
+                return True
+            if isinstance(arg.value, cst.Dict) and any(
+                    isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and
+                    _LOCK_OPTION.search(e.key.value) and self.eval.truthy(e.value)
+                    for e in arg.value.elements):
+                return True
+        return False
 
     def _sql_db_lock(self, call: cst.Call, sql: str, unit: Unit, calls):
         """Row, table and claim locks written in SQL text."""
@@ -522,6 +547,17 @@ class DbLocks(ModuleBase):
 
 _REPORTING = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception",
                         "critical", "log", "write", "emit"})
+
+
+#: an option's name that says the query locks its rows
+_LOCK_OPTION = re.compile(r"(?i)lock|for_?update")
+
+
+def _class_like(func) -> bool:
+    """``Name(...)``, ``module.Name(...)``: a call that may make an object of a class."""
+    name = func.value if isinstance(func, cst.Name) else \
+        func.attr.value if isinstance(func, cst.Attribute) else ""
+    return name[:1].isupper()
 
 
 def _key_condition(arg: cst.Arg) -> bool:

@@ -81,6 +81,18 @@ class Unit:
     retries: Retries = field(default_factory=lambda: Retries())
 
 
+@dataclass(frozen=True)
+class LockOption:
+    """An option of a query builder class that makes its SQL lock the rows it selects
+    (koji's ``QueryProcessor``: ``if self.opts.get('rowlock'): query += ' FOR UPDATE'``):
+    the attribute it is read from, the key read in it ("" when the attribute is the flag)
+    and whether the lock waits (no ``NOWAIT``/``SKIP LOCKED`` beside it)."""
+
+    attr: str
+    key: str
+    waits: bool
+
+
 @dataclass
 class ClassInfo:
     bases: tuple[Value, ...] = ()
@@ -88,6 +100,7 @@ class ClassInfo:
     #: ``x = ...`` in the class body, ``self.x = ...`` / ``cls.x = ...`` in its methods:
     #: every value given, with the unit it is written in ("" for the class body)
     attrs: dict[str, list[tuple[Value, str]]] = field(default_factory=dict)
+    lock_options: list[LockOption] = field(default_factory=list)
 
 
 @dataclass

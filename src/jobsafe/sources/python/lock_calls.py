@@ -37,7 +37,7 @@ from .symbols import (
     executed_sql,
     project_candidate,
 )
-from .syntax import contains, walk, walk_unit
+from .syntax import contains, names_read, walk, walk_unit
 from .values import argument, passes_kwargs
 
 #: words without which a module takes no lock this module recognises (the prefilter); a
@@ -313,6 +313,8 @@ class LockCalls(DbLocks):
                                         scope=(self.line(call), self.unit_end(unit)),
                                         blocking=False, wait=0.0, try_lock=True, checked=True),
                         call, handle)
+        if not _stdlib(names) and not any(n in apis.LOCK_CONSTRUCTORS for n in names):
+            return self._query_option_lock(call, unit)
         return None
 
     def _acquire(self, call, receiver, spec: LockSpec, unit: Unit, calls):
@@ -734,7 +736,8 @@ class LockCalls(DbLocks):
         def shared(path: str | None) -> str | None:
             if path is not None and receiver is not None and path.startswith(f"{receiver[0]}."):
                 path = "self." + path[len(receiver[0]) + 1:]
-            return path if path is not None and _shared_path(path) else None
+            return path if path is not None and (_shared_path(path) or
+                                                 path in self._pid_stores()) else None
 
         calls = [n for n in self._nodes_of(unit) if type(n) is cst.Call]
         effects = PathEffects(set(), {}, set(), set())
@@ -1020,6 +1023,37 @@ class LockCalls(DbLocks):
             return self._path_text(c.args[0].value)
         if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("unlink", "rmdir"):
             return self._path_text(c.func.value)
+        return self._pid_store_used(c, _STORE_REMOVALS)
+
+    def _pid_store_written(self, call: cst.Call) -> str | None:
+        """The object a process id is written to, when it is no file handle of the module
+        (``lock_data_file.write(LockData(lock_pid=str(os.getpid())))``): a store standing for
+        a pid file, whose ``read()`` is its test and ``delete()`` its removal."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "write" and call.args and
+                isinstance(func.value, (cst.Name, cst.Attribute))):
+            return None
+        store = self.code(func.value)
+        if store in self.opened or not (store.startswith("self.") or
+                                        store in self.sym.module_names):
+            return None  # a handle of open(), or a local
+        return store if self._pid_value(call.args[0].value) else None
+
+    def _pid_stores(self) -> frozenset[str]:
+        if self._stores is None:
+            self._stores = frozenset(
+                store for node in self.order if type(node) is cst.Call
+                for store in [self._pid_store_written(node)] if store is not None)
+        return self._stores
+
+    def _pid_store_used(self, call: cst.Call, methods: frozenset[str]) -> str | None:
+        """The pid store a call reads or removes (``lock_data_file.read()``)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in methods and \
+                isinstance(func.value, (cst.Name, cst.Attribute)):
+            store = self.code(func.value)
+            if store in self._pid_stores():
+                return store
         return None
 
     def _existence_checked(self, call: cst.Call) -> str | None:
@@ -1028,7 +1062,7 @@ class LockCalls(DbLocks):
             return self._path_text(call.args[0].value)
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in apis.PATH_METHODS_EXIST:
             return self._path_text(call.func.value)
-        return None
+        return self._pid_store_used(call, _STORE_READS)
 
     def _check_stops(self, call: cst.Call, path: str) -> bool:
         """The existence check decides an exit or raise (a lock, not a cache or a stamp).
@@ -1042,16 +1076,39 @@ class LockCalls(DbLocks):
                     return False
                 if not self._sole_condition_on(parent.test, call, path):
                     return False  # `exists(d) and not isdir(d)`: validation, not a lock
-                lockish = bool(apis.LOCKISH_PATH.search(path))
-                if _negated(parent.test) and not lockish:
-                    return False
-                body = list(walk_unit(parent.body))
-                if any(isinstance(n, cst.Raise) or self._is_exit_call(n) for n in body):
-                    return True
-                return lockish and any(isinstance(n, cst.Return) for n in body)
-            if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
+                return self._stops(parent, path, _negated(parent.test))
+            if isinstance(parent, cst.SimpleStatementLine):
+                test = self._result_tested(parent, call)
+                return test is not None and self._stops(test, path, False)
+            if isinstance(parent, cst.FunctionDef):
                 return False
         return False
+
+    def _stops(self, test: cst.If | cst.While, path: str, negated: bool) -> bool:
+        """The branch a test of the path guards raises or exits (or returns, for a path
+        whose name calls it a lock, unless the test is negated)."""
+        lockish = bool(apis.LOCKISH_PATH.search(path))
+        if negated and not lockish:
+            return False
+        body = list(walk_unit(test.body))
+        if any(isinstance(n, cst.Raise) or self._is_exit_call(n) for n in body):
+            return True
+        return lockish and any(isinstance(n, cst.Return) for n in body)
+
+    def _result_tested(self, statement: cst.SimpleStatementLine,
+                       call: cst.Call) -> cst.If | None:
+        """The ``if`` that next tests what a check returned to a name (``pid =
+        check_lock()`` ... ``if pid > 0: raise``), in the same block."""
+        assign = statement.body[0] if len(statement.body) == 1 else None
+        if not isinstance(assign, cst.Assign) or assign.value is not call:
+            return None
+        names = {n for target in assign.targets for n in names_read(target.target)}
+        block = self._parent.get(statement)
+        siblings = list(getattr(block, "body", ()))
+        for later in siblings[siblings.index(statement) + 1:] if statement in siblings else ():
+            if isinstance(later, cst.If) and names_read(later.test) & names:
+                return later
+        return None
 
     def _sole_condition_on(self, test, call, path: str) -> bool:
         """No other part of the condition is about the same path."""
@@ -1082,6 +1139,9 @@ class LockCalls(DbLocks):
         if "os.mkdir" in names:
             exist_ok = argument(call, "exist_ok", None)
             return self._path_text(argument(call, "name", 0)), not self.eval.truthy(exist_ok)
+        store = self._pid_store_written(call)
+        if store is not None:
+            return store, False
         if isinstance(func, cst.Attribute) and func.attr.value in ("touch", "mkdir", "write_text") \
                 and self._is_path(func.value):
             exist_ok = argument(call, "exist_ok", None)
@@ -1127,6 +1187,8 @@ class LockCalls(DbLocks):
                 return "pid-check"  # (a project's own pid_exists(), process_alive() ...)
             if names & (apis.EXISTENCE_CHECKS | {"os.access"}) and "/proc/" in self.code(node):
                 return "pid-check"  # os.access(f"/proc/{pid}/stat", os.F_OK)
+            if any(_runs_ps(arg.value) for arg in node.args[:1]):
+                return "pid-check"  # subprocess.run(["ps", "-p", pid]), a project's subp()
             if names & apis.AGE_CHECKS or (isinstance(node.func, cst.Attribute) and
                                            node.func.attr.value == "stat" and
                                            "st_mtime" in self.module_text):
@@ -1247,6 +1309,19 @@ _TOKENS = {"os.getpid", "socket.gethostname", "platform.node", "uuid.uuid4", "uu
 #: a function that tells whether a process is alive, by its name
 _PID_CHECKER = re.compile(r"(?i)^(pid_?exists|(is_)?process_?(alive|exists|running)|"
                           r"(is_)?pid_?(alive|running)|check_?pid)$")
+
+
+#: what a pid store's read and removal are called
+_STORE_READS = frozenset({"read", "load", "exists"})
+_STORE_REMOVALS = frozenset({"delete", "remove", "unlink", "clear"})
+
+
+def _runs_ps(node) -> bool:
+    """A command line ``["ps", ...]``: a process looked for by its id."""
+    if not isinstance(node, cst.List) or not node.elements:
+        return False
+    first = node.elements[0].value
+    return isinstance(first, cst.SimpleString) and first.value[1:-1] == "ps"
 
 
 def _shared_path(path: str) -> bool:

@@ -19,7 +19,8 @@ from ...errors import (SHALLOW_DEPTH, InternalRecursion, bracket_depth, longest_
                         text_depth)
 from ...model import CodeFact, FactKind, Lock, ParseError, Span
 from . import apis
-from .facts import MAIN, MODULE, ONCE_UNITS, ClassInfo, ModuleFacts, Unit
+from .db_locks import FOR_UPDATE
+from .facts import MAIN, MODULE, ONCE_UNITS, ClassInfo, LockOption, ModuleFacts, Unit
 from .fixes import release_in_finally
 from .hazards_model import derive
 from .idempotency import KeyFlow, helper_origins, key_facts
@@ -239,6 +240,24 @@ class _ModuleAnalyser(UseSites):
                 units.append(Unit(MAIN, node))
         return units
 
+    def _lock_options(self, units: list[Unit]) -> None:
+        """The options that make a class's SQL lock its rows: an ``if`` in a method that
+        tests an attribute of the object (``self.opts.get("rowlock")``, ``self.opts["lock"]``,
+        ``"lock" in self.opts``, ``self.for_update``) and adds ``FOR UPDATE`` text."""
+        for unit in units[1:]:
+            cls = self.facts.classes.get(unit.name.split(".")[-2]) if "." in unit.name else None
+            if cls is None or not isinstance(unit.node, cst.FunctionDef) or \
+                    unit.params[:1] != ("self",):
+                continue
+            for node in self._unit_nodes(unit.node):
+                if type(node) is not cst.If:
+                    continue
+                option = _option_read(node.test)
+                text = " ".join(n.value for n in walk(node.body) if type(n) is cst.SimpleString)
+                if option is not None and FOR_UPDATE.search(text):
+                    cls.lock_options.append(LockOption(
+                        *option, waits=not re.search(r"(?i)nowait|skip\s+locked", text)))
+
     def _summaries(self, units: list[Unit]) -> None:
         """What other modules and callers need to know, symbolically: the module's bindings
         and imports, each class's attributes, and each unit's locals, returns and the names
@@ -263,6 +282,8 @@ class _ModuleAnalyser(UseSites):
                     if isinstance(target, cst.Name):
                         info.attrs.setdefault(target.value, []).append(
                             (self.sym.value(value, None), ""))
+        if FOR_UPDATE.search(self.module_text):
+            self._lock_options(units)
         for unit in units[1:]:
             if not isinstance(unit.node, cst.FunctionDef):
                 continue
@@ -495,3 +516,30 @@ def _startup_handlers(call: cst.Call) -> set[str]:
             isinstance(call.args[1].value, cst.Name):
         found.add(call.args[1].value.value)
     return found
+
+
+def _option_read(test) -> tuple[str, str] | None:
+    """(attribute, key) of an option an ``if`` tests on the object: ``self.opts.get("k")``,
+    ``self.opts["k"]``, ``"k" in self.opts`` -- or (attribute, "") for ``self.flag``."""
+    def own(node) -> str | None:
+        return node.attr.value if isinstance(node, cst.Attribute) and \
+            isinstance(node.value, cst.Name) and node.value.value == "self" else None
+
+    def key(node) -> str | None:
+        return node.value[1:-1] if isinstance(node, cst.SimpleString) and \
+            node.value[:1] in "'\"" else None
+
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and \
+            test.func.attr.value == "get" and test.args and own(test.func.value):
+        found = key(test.args[0].value)
+        return (own(test.func.value), found) if found else None
+    if isinstance(test, cst.Subscript) and own(test.value) and len(test.slice) == 1 and \
+            isinstance(test.slice[0].slice, cst.Index):
+        found = key(test.slice[0].slice.value)
+        return (own(test.value), found) if found else None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, cst.In) and \
+            own(test.comparisons[0].comparator) and key(test.left):
+        return own(test.comparisons[0].comparator), key(test.left)
+    attr = own(test)
+    return (attr, "") if attr else None

@@ -134,6 +134,8 @@ class ModuleBase:
                         if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
         self._qualified_cache: dict[int, set[str]] = {}
         self._stale: StaleHandling | None = None
+        #: objects a process id is written to that stand for a pid file (built on first use)
+        self._stores: frozenset[str] | None = None
         #: (function, the name its object has in it) -> its effects on lock-file paths
         self._effects_memo: dict = {}
         #: id(with statement) -> whether its block awaits anything

@@ -23,6 +23,7 @@ from .hazards_model import Retries, derive
 from .symbols import (
     PATH_HELPER,
     PID_UNDER_HELPER,
+    QUERY_OPTION,
     SQL_HELPER,
     UNKNOWN,
     Attr,
@@ -931,6 +932,13 @@ class Semantics:
                 flag = self.constant(param, at)
                 waits = None if flag is None else bool(flag.value) == waits_if_true
                 lock = replace(lock, blocking=waits, try_lock=waits is False)
+        if symbols.api == QUERY_OPTION:
+            at = Where(where.rel, symbols.owner or where.unit, where.env)
+            waits = self._locking_option(symbols.call, at) \
+                if isinstance(symbols.call, Call) else None
+            if waits is None:
+                return None
+            lock = replace(_inferred(lock), blocking=waits, try_lock=not waits)
         if symbols.branch is not None:  # the other branch's lock, where the value is known
             param, truth = symbols.branch
             flag = self.constant(param, Where(where.rel, symbols.owner or where.unit,
@@ -944,6 +952,39 @@ class Semantics:
                 return None
         refined = self.refine(lock, symbols, where)
         return self.confirm(refined, symbols, where) if refined is not None else None
+
+    def _locking_option(self, call: Call, at: Where) -> bool | None:
+        """Whether a project class made by ``call`` is given an option that makes its SQL
+        lock rows (``LockOption``, read through the ``__init__`` parameter that stores it);
+        whether that lock waits, or None when it is given none."""
+        kind = self.kind(call.func, at)
+        if not kind.startswith("class:"):
+            return None
+        _, rel, cls = kind.split(":", 2)
+        for owner_rel, owner in self.class_mro(rel, cls):
+            info = self.classes_of(owner_rel).get(owner)
+            for option in info.lock_options if info is not None else ():
+                given = self._option_argument(call, at, owner_rel, owner, option.attr)
+                if given is not None and option.key:
+                    options = self._dict(given, at)
+                    given = options.get(option.key) if options is not None else None
+                flag = self.constant(given, at) if given is not None else None
+                if flag is not None and flag.value:
+                    return option.waits
+        return None
+
+    def _option_argument(self, call: Call, at: Where, rel: str, cls: str,
+                         attr: str) -> Value | None:
+        """What ``call`` gives the ``__init__`` parameter a class stores in ``attr``."""
+        init = self.units_of(rel).get(f"{cls}.__init__")
+        info = self.classes_of(rel).get(cls)
+        if init is None or info is None:
+            return None
+        params = [p for p in init.params[1:] if p != init.star_kwargs]
+        for value, unit in info.attrs.get(attr, ()):
+            if unit == init.name and isinstance(value, Param) and value.name in params:
+                return call.arg(value.name, params.index(value.name))
+        return None
 
     def _locks_argument(self, call: Call, at: Where) -> bool:
         """Whether a project function takes a kernel lock on a file it is given."""

@@ -204,6 +204,9 @@ PATH_HELPER = "path-helper"
 PID_UNDER_HELPER = "pid-under-helper"
 #: the API of SQL text handed to a project helper that may execute it (``run(cur, SQL)``)
 SQL_HELPER = "sql-helper"
+#: the API of a query builder made with an option that may make it lock rows
+#: (``QueryProcessor(..., opts={"rowlock": True})``: ``semantics`` reads the class)
+QUERY_OPTION = "query-option"
 #: methods that run SQL text (``execute_sql``: peewee)
 SQL_EXECUTES = ("execute", "exec_driver_sql", "execute_sql", "raw")  # Manager.raw(sql)
 

@@ -95,6 +95,10 @@ class UseSites(LockCalls, Hazards):
                 lock.path is not None and lock.path.startswith("self.") and \
                 unit.params[:1] == ("self",):
             return True  # the instance's lock file, left for its user (and __exit__) to remove
+        if lock.kind in ("pid-file", "lock-file", "lock-dir") and lock.release == "none" and \
+                lock.path is not None and unit.params[:1] == ("self",) and \
+                self._class_removes(unit, lock.path):
+            return True  # a file another method of its class removes (__exit__, release())
         if handle and lock.release in ("process-exit", "none"):
             if handle in unit.params or self._iterated_param(at, handle, unit):
                 return True  # the caller's file object(s): the caller holds the lock
@@ -105,6 +109,13 @@ class UseSites(LockCalls, Hazards):
                    self.code(n.value) == handle for n in nodes):
                 return True  # the handle is handed back
         return False
+
+    def _class_removes(self, unit: Unit, path: str) -> bool:
+        """Another method of the unit's class removes the path."""
+        cls = unit.name.rsplit(".", 1)[0]
+        return any(name.rsplit(".", 1)[0] == cls and name != unit.name and
+                   path in self._path_effects(name, ("self", cls)).removes
+                   for name in self.sym.units)
 
     def _hands_back_query(self, at, nodes) -> bool:
         """The function returns the locking query (or the rows it fetched) outside any
