@@ -1076,11 +1076,44 @@ def remove_stale_claims():
 '''
 
 
+#: mistral's job store: the rows to claim are those never claimed or claimed long ago, so
+#: an old claim is taken over after the limit
+PICKER = '''import datetime
+
+import sqlalchemy as sa
+from django.db.models import Q
+
+from app.models import {model}, db
+
+
+def claimable(now):
+    column = {model}.locked_at
+    cutoff = now - datetime.timedelta(minutes=4)
+    return {query}
+'''
+SA_QUERY = "db.session.query({model}).filter(sa.or_({empty}, {older})).all()"
+
+
+def _picker(model: str, empty: str, older: str) -> str:
+    query = SA_QUERY.format(model=model, empty=empty, older=older)
+    return PICKER.format(model=model, query=query)
+
+
 @pytest.mark.parametrize("sweeper, expected, rules", [
     (None, ("none", None), ["JOB206"]),
     (SWEEPER.format(model="Entry"), ("age-check", 240.0), []),
     # a sweeper of another model lets these claims go no sooner
     (SWEEPER.format(model="Other"), ("none", None), ["JOB206"]),
+    (_picker("Entry", "column == sa.null()", "column <= cutoff"), ("age-check", 240.0), []),
+    (_picker("Entry", "Entry.locked_at.is_(None)", "Entry.locked_at < cutoff"),
+     ("age-check", 240.0), []),
+    (_picker("Entry", "column == None", "Entry.locked_at <= cutoff"), ("age-check", 240.0), []),
+    (PICKER.format(model="Entry", query="Entry.objects.filter(Q(locked_at__isnull=True) | "
+                                        "Q(locked_at__lt=cutoff))"), ("age-check", 240.0), []),
+    # empty in one column, old in another: no claim is taken over by age
+    (_picker("Entry", "Entry.locked_by == None", "column <= cutoff"), ("none", None),
+     ["JOB206"]),
+    (_picker("Other", "column == sa.null()", "column <= cutoff"), ("none", None), ["JOB206"]),
 ])
 def test_a_claim_two_calls_down_and_its_sweeper(write_tree, sweeper, expected, rules):
     files = {

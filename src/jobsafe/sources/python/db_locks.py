@@ -140,7 +140,80 @@ class DbLocks(ModuleBase):
         """(model, age limit, function) of the claims a function sweeps: it selects rows of a model
         by a claimed-at column older than a limit (``Model.locked_at <= now - limit``, or
         ``locked_at__lt=``) and clears an owner on them (``entry.locked_by = None``,
-        ``.update(locked_by=None)``). The limit is the claim's expiry, wherever it is taken."""
+        ``.update(locked_by=None)``), or it picks the rows to claim as those whose column is
+        empty or older than a limit (``or_(col == null(), col <= now - limit)``: an old claim
+        is taken over). The limit is the claim's expiry, wherever it is taken."""
+        sweeps = []
+        for c in calls:
+            if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("filter", "where"):
+                for arg in c.args:
+                    found = self._empty_or_older(arg.value)
+                    if found is not None:
+                        sweeps.append((found[0] or self._chain_model(c.func.value),
+                                       self.sym.value(found[1], unit), unit.name))
+        return sweeps + self._clearing_sweeps(unit, nodes, calls)
+
+    def _empty_or_older(self, test) -> tuple[str | None, cst.BaseExpression] | None:
+        """(model, limit) of ``or_(col == null(), col <= limit)`` (SQLAlchemy) or
+        ``Q(col__isnull=True) | Q(col__lt=limit)`` (Django), the column the same in both."""
+        if isinstance(test, cst.Call) and _called_name(test) == "or_":
+            parts = [a.value for a in test.args]
+        elif isinstance(test, cst.BinaryOperation) and isinstance(test.operator, cst.BitOr):
+            parts = [test.left, test.right]
+        else:
+            return None
+        empty = {self._empty_column(p) for p in parts} - {None}
+        for part in parts:
+            older = self._older_than(cst.Arg(value=part)) if not isinstance(part, cst.Call) or \
+                _called_name(part) != "Q" else next(
+                    (self._older_than(a) for a in part.args if a.keyword is not None), None)
+            column = self._compared_column(part)
+            if older is not None and column is not None and column[1] in empty:
+                return column[0], older[1]
+        return None
+
+    def _compared_column(self, part) -> tuple[str | None, str] | None:
+        """(model, column) a comparison or a ``Q(col__lookup=...)`` is about."""
+        if isinstance(part, cst.Call) and _called_name(part) == "Q":
+            keyword = next((a.keyword.value for a in part.args if a.keyword is not None), None)
+            return (None, keyword.split("__", 1)[0]) if keyword else None
+        if isinstance(part, cst.Comparison):
+            column = self._column(part.left)
+            if column is not None:
+                return column
+        return None
+
+    def _column(self, node) -> tuple[str | None, str] | None:
+        """``Model.col`` (or a local bound to it): (Model, col)."""
+        if isinstance(node, cst.Name):
+            node = self._local_chain(node)
+        if isinstance(node, cst.Attribute):
+            base = node.value
+            model = base.attr.value if isinstance(base, cst.Attribute) else \
+                base.value if isinstance(base, cst.Name) else None
+            return model, node.attr.value
+        return None
+
+    def _empty_column(self, part) -> str | None:
+        """The column of ``col == None``, ``col == null()``, ``col.is_(None)``,
+        ``Q(col__isnull=True)``."""
+        if isinstance(part, cst.Call) and _called_name(part) == "Q":
+            return next((a.keyword.value[:-len("__isnull")] for a in part.args
+                         if a.keyword is not None and a.keyword.value.endswith("__isnull")
+                         and self.eval.truthy(a.value)), None)
+        if isinstance(part, cst.Call) and isinstance(part.func, cst.Attribute) and \
+                part.func.attr.value == "is_" and part.args and _null(part.args[0].value):
+            column = self._column(part.func.value)
+            return column[1] if column is not None else None
+        if isinstance(part, cst.Comparison) and len(part.comparisons) == 1 and \
+                isinstance(part.comparisons[0].operator, (cst.Equal, cst.Is)) and \
+                _null(part.comparisons[0].comparator):
+            column = self._column(part.left)
+            return column[1] if column is not None else None
+        return None
+
+    def _clearing_sweeps(self, unit: Unit, nodes, calls) -> list:
+        """The sweeps that clear the owner of the rows they select (``_claim_sweeps``)."""
         clears = any(type(n) is cst.Assign and isinstance(n.value, cst.Name) and
                      n.value.value == "None" and
                      any(isinstance(t.target, cst.Attribute) for t in n.targets)
@@ -171,10 +244,13 @@ class DbLocks(ModuleBase):
         for node in [arg.value, *walk(arg.value)]:
             if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and \
                     isinstance(node.comparisons[0].operator,
-                               (cst.LessThan, cst.LessThanEqual)) and \
-                    isinstance(node.left, cst.Attribute) and \
-                    isinstance(node.left.value, cst.Name):
-                return node.left.value.value, _age(node.comparisons[0].comparator)
+                               (cst.LessThan, cst.LessThanEqual)):
+                left = node.left  # Model.col, or a local bound to a model's column
+                column = self._column(left) if isinstance(left, cst.Name) or \
+                    isinstance(left, cst.Attribute) and isinstance(left.value, cst.Name) \
+                    else None
+                if column is not None and column[0] is not None:
+                    return column[0], _age(node.comparisons[0].comparator)
         return None
 
     def _peewee_row_lock(self, call, unit):
@@ -558,6 +634,12 @@ def _class_like(func) -> bool:
     name = func.value if isinstance(func, cst.Name) else \
         func.attr.value if isinstance(func, cst.Attribute) else ""
     return name[:1].isupper()
+
+
+def _null(node) -> bool:
+    """``None``, ``null()``, ``sa.null()``."""
+    return isinstance(node, cst.Name) and node.value == "None" or \
+        isinstance(node, cst.Call) and _called_name(node) == "null" and not node.args
 
 
 def _key_condition(arg: cst.Arg) -> bool:
