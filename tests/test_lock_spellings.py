@@ -1153,12 +1153,18 @@ def for_update(qs):
 
 def stock_qs_for_update():
     return for_update(Stock.objects.all())
+
+
+def stock_for_update(pk):
+    return for_update(Stock.objects.filter(pk=pk)).first()
 '''
 
 
 @pytest.mark.parametrize("body, expected", [
     ("        rows = list(stock_qs_for_update().filter(id__in=[1, 2]))", [("db-row-lock", 13)]),
     ("        rows = list(for_update(Stock.objects.filter(id=1)))", [("db-row-lock", 13)]),
+    # the rows a helper's locking query fetched, handed back (quay's _item_by_id_for_update)
+    ("        rows = [stock_for_update(1)]", [("db-row-lock", 13)]),
     # a helper that returns a plain query locks nothing
     ("        rows = list(plain_qs().filter(id__in=[1, 2]))", []),
     # one that locks in a transaction of its own lets go when that ends: its lock stays
@@ -1167,7 +1173,7 @@ def stock_qs_for_update():
 ])
 def test_a_locking_query_handed_back_is_taken_where_it_runs(write_tree, body, expected):
     job = ("from django.db import transaction\n\nfrom app.lock_objects import for_update, "
-           "refreshed, stock_qs_for_update\nfrom app.models import Stock\n\n\n"
+           "refreshed, stock_for_update, stock_qs_for_update\nfrom app.models import Stock\n\n\n"
            "def plain_qs():\n    return Stock.objects.all()\n\n\n"
            f"def main():\n    with transaction.atomic():\n{body}\n        print(rows)\n\n\n"
            "if __name__ == '__main__':\n    main()\n")

@@ -1435,7 +1435,10 @@ class Semantics:
                             lock.holds(line) for line in unit.yield_lines) or
                             inner_site.use == "with" and
                             inner_site.call is not None and inner_site.call in unit.returns)
-                        handed_query = lock.kind == "db-row-lock" and handed_back
+                        # (or the rows it fetched: ``return for_update(q).get()``)
+                        handed_query = lock.kind == "db-row-lock" and inner_site.call is \
+                            not None and any(_chain_of(r, inner_site.call)
+                                             for r in unit.returns)
                         if site.use != "decorator" and not entered and not handed_query and \
                                 lock.release not in HELD_ON_RETURN or _claim_ignored(lock, site):
                             continue  # let go of before the function returns (a locking
@@ -2227,6 +2230,19 @@ def _late_bound(kind: str) -> bool:
 def is_service_lookup(value: Value | None) -> bool:
     """``request.find_service(...)``, however the receiver is spelled."""
     return isinstance(value, Call) and _last_name(value.func) == apis.SERVICE_LOOKUP
+
+
+def _chain_of(value: Value, call: Call) -> bool:
+    """``call`` itself, or the start of a call chain on it (``call.get()``, ``call.x().y``)."""
+    while True:
+        if value == call:
+            return True
+        if isinstance(value, Call):
+            value = value.func
+        elif isinstance(value, Attr):
+            value = value.base
+        else:
+            return False
 
 
 def _last_name(func: Value) -> str | None:
