@@ -1476,3 +1476,24 @@ def test_a_librarys_class_given_a_lock_option_is_no_row_lock(write_tree):
             "from app.db import QueryProcessor", "from sqlbuilder import QueryProcessor")})
     [job] = run_analysis(root).project.jobs
     assert list(job.all_locks) == []
+
+
+def test_a_lock_class_given_a_lock_option_is_still_entered(write_tree):
+    """``with Guard("sync", lock=True)``: the option's name is a query builder's, the class
+    a guard whose ``__enter__`` takes a Redis lock: the lock is taken at the ``with``."""
+    guard = ("import redis\n\nr = redis.Redis()\n\n\nclass Guard:\n"
+             "    def __init__(self, name, lock=True):\n        self.name = name\n"
+             "        self.lock = lock\n        self._held = None\n\n"
+             "    def __enter__(self):\n        if self.lock:\n"
+             "            self._held = r.lock(self.name, timeout=600)\n"
+             "            if not self._held.acquire(blocking=False):\n"
+             "                raise SystemExit(0)\n\n"
+             "    def __exit__(self, *exc):\n        if self._held is not None:\n"
+             "            self._held.release()\n")
+    job = ("from app.guard import Guard\n\n\ndef main():\n    with Guard('sync', lock=True):\n"
+           "        print('work')\n\n\nif __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n",
+                       "app/__init__.py": "", "app/guard.py": guard, "app/job.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [(lock.span.path, lock.span.line, lock.kind, lock.release)
+            for lock in job_.all_locks] == [("app/job.py", 5, "redis-lock", "with")]

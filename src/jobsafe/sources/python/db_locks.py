@@ -112,12 +112,12 @@ class DbLocks(ModuleBase):
         """A constructor given a true option whose name says lock (``opts={"rowlock":
         True}``, ``for_update=True``)."""
         for arg in call.args:
-            if arg.keyword is not None and _LOCK_OPTION.search(arg.keyword.value) and \
+            if arg.keyword is not None and _LOCK_OPTION.fullmatch(arg.keyword.value) and \
                     self.eval.truthy(arg.value):
                 return True
             if isinstance(arg.value, cst.Dict) and any(
                     isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and
-                    _LOCK_OPTION.search(e.key.value) and self.eval.truthy(e.value)
+                    _LOCK_OPTION.fullmatch(e.key.value[1:-1]) and self.eval.truthy(e.value)
                     for e in arg.value.elements):
                 return True
         return False
@@ -625,8 +625,9 @@ _REPORTING = frozenset({"print", "debug", "info", "warning", "warn", "error", "e
                         "critical", "log", "write", "emit"})
 
 
-#: an option's name that says the query locks its rows
-_LOCK_OPTION = re.compile(r"(?i)lock|for_?update")
+#: an option's name that says the query locks its rows (the whole name: ``blocking``,
+#: ``lock_ttl`` and ``flock`` say something else)
+_LOCK_OPTION = re.compile(r"(?i)(?:row_?)?lock(?:_?rows?)?|(?:select_|with_)?for_?update")
 
 
 def _class_like(func) -> bool:

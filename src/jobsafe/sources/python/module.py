@@ -27,7 +27,7 @@ from .idempotency import KeyFlow, helper_origins, key_facts
 from .light import python_parse
 from .schedulers import scheduled_calls
 from .symbolize import parameters
-from .symbols import BinOp, Call, Either
+from .symbols import QUERY_OPTION, BinOp, Call, Either
 from .syntax import contains, is_main_guard, optional_class, walk
 from .uses import UseSites
 from .values import argument, literal
@@ -433,8 +433,12 @@ class _ModuleAnalyser(UseSites):
             unit.lets_go = {handle for handle in self._let_go_handles(calls)
                             if handle.startswith("self.")}
         flow = KeyFlow(self, nodes, self.helpers) if calls else None
-        self._callsites(unit, nodes, calls, withs, handled | {id(at) for _, at, _ in acquisitions},
-                        scan, flow)
+        # (a query builder given a lock option may be any class of the project's: its call
+        # stays a use site, for what the class may take when the option is no SQL's)
+        taken = {id(at) for lock, at, _ in acquisitions
+                 if (symbols := unit.lock_symbols.get(lock.span)) is None or
+                 symbols.api != QUERY_OPTION}
+        self._callsites(unit, nodes, calls, withs, handled | taken, scan, flow)
         unit.facts.extend(key_facts(self, nodes, self.helpers, acquisitions, flow))
 
 
