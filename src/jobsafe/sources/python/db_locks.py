@@ -27,7 +27,6 @@ from ...model import Lock
 from ...model import UNKNOWN_TTL
 from . import apis
 from .module_base import ModuleBase
-from .symbols import QUERY_OPTION
 from .syntax import contains, names_read, walk
 from .values import argument, literal
 
@@ -97,16 +96,6 @@ class DbLocks(ModuleBase):
             model = next((s for s in steps if s[:1].isupper()), steps[0] if steps else "?")
             return self._unique_row(call, unit, calls, model)
         return None
-
-    def _query_option_lock(self, call: cst.Call, unit: Unit):
-        """A query builder of the project made with a lock option (``QueryProcessor(...,
-        opts={"rowlock": True})``): a row lock, kept by ``semantics`` if the class adds
-        ``FOR UPDATE`` when given it."""
-        if not _class_like(call.func) or not self._lock_option_given(call):
-            return None
-        found = self._row_lock(call, unit, self.code(call.func).rsplit(".", 1)[-1], None, None)
-        self._symbols(unit, found[0], call, QUERY_OPTION)
-        return found
 
     def _lock_option_given(self, call: cst.Call) -> bool:
         """A constructor given a true option whose name says lock (``opts={"rowlock":
@@ -630,7 +619,7 @@ _REPORTING = frozenset({"print", "debug", "info", "warning", "warn", "error", "e
 _LOCK_OPTION = re.compile(r"(?i)(?:row_?)?lock(?:_?rows?)?|(?:select_|with_)?for_?update")
 
 
-def _class_like(func) -> bool:
+def class_like(func) -> bool:
     """``Name(...)``, ``module.Name(...)``: a call that may make an object of a class."""
     name = func.value if isinstance(func, cst.Name) else \
         func.attr.value if isinstance(func, cst.Attribute) else ""

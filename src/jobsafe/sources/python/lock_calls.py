@@ -21,12 +21,13 @@ from ...model import (
 )
 from . import apis
 from ...model import UNKNOWN_TTL
-from .db_locks import FOR_UPDATE, DbLocks
+from .db_locks import FOR_UPDATE, DbLocks, class_like
 from .facts import MAIN, MODULE, PathEffects
 from .fixes import skip_when_busy, try_advisory_lock
 from .symbols import (
     PATH_HELPER,
     PID_UNDER_HELPER,
+    QUERY_OPTION,
     SQL_EXECUTES,
     SQL_HELPER,
     Attr,
@@ -316,6 +317,16 @@ class LockCalls(DbLocks):
         if not _stdlib(names) and not any(n in apis.LOCK_CONSTRUCTORS for n in names):
             return self._query_option_lock(call, unit)
         return None
+
+    def _query_option_lock(self, call: cst.Call, unit: Unit):
+        """A query builder of the project made with a lock option (``QueryProcessor(...,
+        opts={"rowlock": True})``): a row lock, kept by ``semantics`` if the class adds
+        ``FOR UPDATE`` when given it."""
+        if not class_like(call.func) or not self._lock_option_given(call):
+            return None
+        found = self._row_lock(call, unit, self.code(call.func).rsplit(".", 1)[-1], None, None)
+        self._symbols(unit, found[0], call, QUERY_OPTION)
+        return found
 
     def _acquire(self, call, receiver, spec: LockSpec, unit: Unit, calls):
         blocking, wait = self._wait(spec.api, spec.ctor, call)

@@ -533,17 +533,17 @@ def _option_read(test) -> tuple[str, str] | None:
         return node.value[1:-1] if isinstance(node, cst.SimpleString) and \
             node.value[:1] in "'\"" else None
 
+    attr: str | None = None
+    found: str | None = ""
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and \
-            test.func.attr.value == "get" and test.args and own(test.func.value):
-        found = key(test.args[0].value)
-        return (own(test.func.value), found) if found else None
-    if isinstance(test, cst.Subscript) and own(test.value) and len(test.slice) == 1 and \
+            test.func.attr.value == "get" and test.args:
+        attr, found = own(test.func.value), key(test.args[0].value)
+    elif isinstance(test, cst.Subscript) and len(test.slice) == 1 and \
             isinstance(test.slice[0].slice, cst.Index):
-        found = key(test.slice[0].slice.value)
-        return (own(test.value), found) if found else None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
-            isinstance(test.comparisons[0].operator, cst.In) and \
-            own(test.comparisons[0].comparator) and key(test.left):
-        return own(test.comparisons[0].comparator), key(test.left)
-    attr = own(test)
-    return (attr, "") if attr else None
+        attr, found = own(test.value), key(test.slice[0].slice.value)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, cst.In):
+        attr, found = own(test.comparisons[0].comparator), key(test.left)
+    else:
+        attr = own(test)
+    return (attr, found) if attr and found is not None else None
