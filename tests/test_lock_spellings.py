@@ -1114,6 +1114,10 @@ def _picker(model: str, empty: str, older: str) -> str:
     (_picker("Entry", "Entry.locked_by == None", "column <= cutoff"), ("none", None),
      ["JOB206"]),
     (_picker("Other", "column == sa.null()", "column <= cutoff"), ("none", None), ["JOB206"]),
+    # a date to compare with, not a cutoff computed back from now: no claim's age
+    (_picker("Entry", "column == sa.null()", "column <= now"), ("none", None), ["JOB206"]),
+    (PICKER.format(model="Entry", query="Entry.objects.filter(Q(locked_at__lte=now) | "
+                                        "Q(locked_at__isnull=True))"), ("none", None), ["JOB206"]),
 ])
 def test_a_claim_two_calls_down_and_its_sweeper(write_tree, sweeper, expected, rules):
     files = {
@@ -1497,3 +1501,70 @@ def test_a_lock_class_given_a_lock_option_is_still_entered(write_tree):
     [job_] = run_analysis(root).project.jobs
     assert [(lock.span.path, lock.span.line, lock.kind, lock.release)
             for lock in job_.all_locks] == [("app/job.py", 5, "redis-lock", "with")]
+
+
+def test_a_pid_file_rewritten_while_its_lock_is_held_is_one_lock(write_tree):
+    """Flexget's ``start()``: a running daemon found by a helper's answer is handed the
+    command; otherwise ``with self.acquire_lock():`` takes the pid file, and the command it
+    runs rewrites the file (``write_lock()``, a new pid after daemonising). The rewrite is
+    no second lock, and the daemon check no lock test of its own."""
+    manager = '''import contextlib
+import os
+import sys
+
+
+class Manager:
+    lockfile = "/var/run/app.lock"
+
+    def _read_lock(self):
+        if os.path.exists(self.lockfile):
+            with open(self.lockfile) as f:
+                return {"pid": int(f.read())}
+        return None
+
+    def check_lock(self):
+        return self._read_lock() is not None
+
+    def check_ipc_info(self):
+        info = self._read_lock()
+        return info if info and "port" in info else None
+
+    def write_lock(self):
+        with open(self.lockfile, "w") as f:
+            f.write(str(os.getpid()))
+
+    def release_lock(self):
+        os.remove(self.lockfile)
+
+    @contextlib.contextmanager
+    def acquire_lock(self):
+        if self.check_lock():
+            sys.exit(1)
+        self.write_lock()
+        try:
+            yield
+        finally:
+            self.release_lock()
+
+    def handle_cli(self):
+        self.write_lock()
+
+    def start(self):
+        ipc_info = self.check_ipc_info()
+        if ipc_info:
+            return None
+        with self.acquire_lock():
+            self.handle_cli()
+        return None
+'''
+    job = ("from app.manager import Manager\n\n\ndef main():\n    Manager().start()\n\n\n"
+           "if __name__ == '__main__':\n    main()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n",
+                       "app/__init__.py": "", "app/manager.py": manager, "app/job.py": job})
+    analysis = run_analysis(root)
+    [job_] = analysis.project.jobs
+    assert [(lock.kind, lock.span.path, lock.span.line, lock.release)
+            for lock in job_.all_locks] == [("pid-file", "app/manager.py", 46, "with")]
+    # the test and the write are two steps (JOB201); nothing tells a dead holder (JOB202)
+    assert sorted((f.rule, f.span.line) for f in analysis.findings) == [("JOB201", 31),
+                                                                        ("JOB202", 46)]

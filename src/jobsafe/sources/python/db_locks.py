@@ -153,13 +153,24 @@ class DbLocks(ModuleBase):
             return None
         empty = {self._empty_column(p) for p in parts} - {None}
         for part in parts:
-            older = self._older_than(cst.Arg(value=part)) if not isinstance(part, cst.Call) or \
-                _called_name(part) != "Q" else next(
-                    (self._older_than(a) for a in part.args if a.keyword is not None), None)
+            args = [a for a in part.args if a.keyword is not None] \
+                if isinstance(part, cst.Call) and _called_name(part) == "Q" else [cst.Arg(part)]
+            older = next((found for a in args if (found := self._older_than(a)) is not None),
+                         None)
             column = self._compared_column(part)
-            if older is not None and column is not None and column[1] in empty:
+            # (a cutoff computed back from now: ``published_at__lte=today`` is no claim's age)
+            if older is not None and column is not None and column[1] in empty and \
+                    self._cutoff(args[0].value if args[0].keyword is not None
+                                 else part.comparisons[0].comparator
+                                 if isinstance(part, cst.Comparison) else None):
                 return column[0], older[1]
         return None
+
+    def _cutoff(self, node) -> bool:
+        """``now - limit``, or a local bound to one."""
+        if isinstance(node, cst.Name):
+            node = self._local_chain(node)
+        return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract)
 
     def _compared_column(self, part) -> tuple[str | None, str] | None:
         """(model, column) a comparison or a ``Q(col__lookup=...)`` is about."""

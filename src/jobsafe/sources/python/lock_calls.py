@@ -830,9 +830,15 @@ class LockCalls(DbLocks):
         found = []
         seen = set()
         creations = [(call, self._creation(call)) for call in calls]
+        # a function of the module that tests and creates a path is a lock itself: a later
+        # write of the path (``self.write_lock()`` while it is held) is no second lock
+        locked: dict[str, int] = {}
+        for call in calls:
+            for path in effects[id(call)].creates.keys() & effects[id(call)].tests:
+                locked.setdefault(path, self.line(call))
         for call in calls:  # self.write_lock(): created by a function of the module
             for path, atomic in sorted(effects[id(call)].creates.items()):
-                if path not in effects[id(call)].tests:  # (one that tests it is a lock itself)
+                if path not in locked or locked[path] > self.line(call):
                     creations.append((call, (path, atomic)))
         created_paths = {c[0] for _, c in creations if c is not None}
         removed = self._removed_paths(calls, effects)
