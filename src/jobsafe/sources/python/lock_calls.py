@@ -1057,10 +1057,11 @@ class LockCalls(DbLocks):
         return store if self._pid_value(call.args[0].value) else None
 
     def _pid_stores(self) -> frozenset[str]:
-        if self._stores is None:
+        if self._stores is None:  # (a process id is read by a name that says pid)
             self._stores = frozenset(
                 store for node in self.order if type(node) is cst.Call
-                for store in [self._pid_store_written(node)] if store is not None)
+                for store in [self._pid_store_written(node)] if store is not None) \
+                if "pid" in self.module_text else frozenset()
         return self._stores
 
     def _pid_store_used(self, call: cst.Call, methods: frozenset[str]) -> str | None:
