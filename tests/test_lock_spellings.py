@@ -596,6 +596,11 @@ def claim(mirror_id, me):
     ("    return updated == 1", True),
     ("    return updated > 0", True),
     ("    return bool(updated)", True),
+    # the claim's own count compared where it is returned (quay's update_sync_status,
+    # mark_build_archived): the helper answers with it
+    ("    return query.execute() == 1", True),
+    ("    return (\n        query.execute()\n    ) > 0", True),
+    ("    return bool(query.execute())", True),
     ("    if not updated:\n        return None\n    return Mirror.get_by_id(mirror_id)", True),
     # what a call is given: the row, or None (pulpcore's ``next(iter(qs), None)``)
     ("    return next(iter(range(updated)), None)", True),
@@ -604,15 +609,19 @@ def claim(mirror_id, me):
     ("    return f'{updated} mirrors claimed'", False),
 ])
 def test_a_claim_helper_answers_in_the_spellings_real_code_uses(write_tree, answer, claimed):
+    helper = CLAIM_HELPER.format(answer=answer)
+    if "query.execute()" in answer:  # the count is not kept in a name first
+        helper = helper.replace("    updated = query.execute()\n", "")
     job = ("import os\n\nfrom app.mirrors import claim\n\n\ndef main():\n"
            "    if not claim(1, str(os.getpid())):\n        return\n    print('sync')\n\n\n"
            "if __name__ == '__main__':\n    main()\n")
     root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
-                       "app/__init__.py": "", "app/mirrors.py": CLAIM_HELPER.format(answer=answer),
-                       "jobs/sync.py": job})
+                       "app/__init__.py": "", "app/mirrors.py": helper, "jobs/sync.py": job})
     analysis = run_analysis(root)
     [job_] = analysis.project.jobs
-    assert [lock.kind for lock in job_.all_locks] == (["db-claim"] if claimed else [])
+    # taken where the caller tests the answer
+    assert [(lock.kind, lock.span.path) for lock in job_.all_locks] == \
+        ([("db-claim", "jobs/sync.py")] if claimed else [])
     assert any(f.rule == "JOB101" for f in analysis.findings) is not claimed
 
 

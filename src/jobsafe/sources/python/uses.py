@@ -141,8 +141,8 @@ class UseSites(LockCalls, Hazards):
         (``_told_names``; a bare ``return`` on failure tells the caller nothing, unless
         the function hands back what it claimed on success). Read by names, not rendered
         code: every call site asks."""
-        if isinstance(self._parent.get(call), cst.Return):
-            return True
+        if isinstance(self._truth_of(call), cst.Return):
+            return True  # return claimed / return q.execute() == 1 / return bool(n)
         for parent in self.parents(call):
             if isinstance(parent, cst.FunctionDef):
                 break
@@ -161,8 +161,24 @@ class UseSites(LockCalls, Hazards):
         # back what it claimed (an argument of the call), so None tells the caller it failed
         given = {name for arg in call.args for name in names_read(arg.value)} \
             if isinstance(call, cst.Call) else set()
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                isinstance(call.func.value, cst.Name):  # query.execute(): what built query
+            built = self._local_chain(call.func.value)
+            given |= names_read(built) & set(unit.params) if built is not None else set()
         returned, refused = self._returns_and_refusals(unit)
         return not given.isdisjoint(returned) and not refused.isdisjoint(names)
+
+    def _truth_of(self, node):
+        """The first parent of a value that is not a test of its truth (a comparison,
+        ``not``, ``and``/``or``, ``bool()``, ``.rowcount``): what its answer goes to."""
+        parent = self._parent.get(node)
+        while isinstance(parent, (cst.Comparison, cst.UnaryOperation, cst.BooleanOperation,
+                                  cst.ComparisonTarget, cst.Arg)) or \
+                isinstance(parent, cst.Attribute) and parent.attr.value == "rowcount" or \
+                isinstance(parent, cst.Call) and isinstance(parent.func, cst.Name) and \
+                parent.func.value == "bool":
+            parent = self._parent.get(parent)
+        return parent
 
     def _returns_and_refusals(self, unit: Unit) -> tuple[frozenset[str], frozenset[str]]:
         """The names the unit's value-returns read, and those the tests of the ``if``
