@@ -177,3 +177,26 @@ def test_a_new_abstraction_is_looked_for_in_unchanged_modules(write_tree, tmp_pa
     (root / "app/util.py").write_text(HELPER)
     assert locks() == [("main.py", "make_dirs"), ("util.py", "hold_dir")]
     assert locks() == [("main.py", "make_dirs"), ("util.py", "hold_dir")]
+
+
+def test_a_caller_module_is_read_in_full_when_the_semantics_asks_first(tmp_path):
+    """The semantics may ask for a module's functions before the analysis has parsed it
+    (quay: a worker's ``model.mark_build_archived()``, a method of a data-model object in a
+    module read only because it calls the claim helper): once the module is known to call
+    an abstraction, what the semantics reads is the parsed module, not its light summary
+    (which has no functions, so the method's kind was unknown and cached so)."""
+    from pathlib import Path
+
+    from jobsafe.discover import SourceFile
+    from jobsafe.sources.python.index import PythonIndex
+
+    files = {"app/__init__.py": "", "app/util.py": HELPER,
+             "app/model.py": "from app.util import hold_dir\n\n\nclass Model:\n"
+                             "    def prepare(self, path):\n        return hold_dir(path)\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    index = PythonIndex({rel: SourceFile(str(tmp_path / rel), rel, rel, "python")
+                         for rel in files}, lambda f: Path(f.abs).read_text())
+    assert not index.might_lock("app/model.py") and index.calls_abstraction("app/model.py")
+    assert "Model.prepare" in index.known("app/model.py").units

@@ -562,8 +562,9 @@ class PythonIndex:
 
     def known(self, rel: str) -> ModuleFacts | None:
         """A module as the semantics reads it: in full when it was parsed or the prefilter
-        keeps it or it makes clients, else its imports, constants and classes (``light``)."""
-        if rel in self._modules or self.might_lock(rel):
+        keeps it or it makes clients or it was found to call an abstraction of the project's,
+        else its imports, constants and classes (``light``)."""
+        if rel in self._modules or self.might_lock(rel) or self._callers.get(rel):
             return self.module(rel)
         if rel not in self._light:
             f = self.files.get(rel)
