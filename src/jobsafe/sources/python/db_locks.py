@@ -106,7 +106,7 @@ class DbLocks(ModuleBase):
                 return True
             if isinstance(arg.value, cst.Dict) and any(
                     isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and
-                    _LOCK_OPTION.fullmatch(e.key.value[1:-1]) and self.eval.truthy(e.value)
+                    _LOCK_OPTION.fullmatch(str(literal(e.key))) and self.eval.truthy(e.value)
                     for e in arg.value.elements):
                 return True
         return False
@@ -145,7 +145,7 @@ class DbLocks(ModuleBase):
     def _empty_or_older(self, test) -> tuple[str | None, cst.BaseExpression] | None:
         """(model, limit) of ``or_(col == null(), col <= limit)`` (SQLAlchemy) or
         ``Q(col__isnull=True) | Q(col__lt=limit)`` (Django), the column the same in both."""
-        if isinstance(test, cst.Call) and _called_name(test) == "or_":
+        if isinstance(test, cst.Call) and called_name(test) == "or_":
             parts = [a.value for a in test.args]
         elif isinstance(test, cst.BinaryOperation) and isinstance(test.operator, cst.BitOr):
             parts = [test.left, test.right]
@@ -153,17 +153,18 @@ class DbLocks(ModuleBase):
             return None
         empty = {self._empty_column(p) for p in parts} - {None}
         for part in parts:
-            args = [a for a in part.args if a.keyword is not None] \
-                if isinstance(part, cst.Call) and _called_name(part) == "Q" else [cst.Arg(part)]
-            older = next((found for a in args if (found := self._older_than(a)) is not None),
-                         None)
             column = self._compared_column(part)
-            # (a cutoff computed back from now: ``published_at__lte=today`` is no claim's age)
-            if older is not None and column is not None and column[1] in empty and \
-                    self._cutoff(args[0].value if args[0].keyword is not None
-                                 else part.comparisons[0].comparator
-                                 if isinstance(part, cst.Comparison) else None):
-                return column[0], older[1]
+            if column is None or column[1] not in empty:
+                continue
+            compared = [(cst.Arg(part), part.comparisons[0].comparator)] \
+                if isinstance(part, cst.Comparison) else \
+                [(a, a.value) for a in part.args if a.keyword is not None] \
+                if isinstance(part, cst.Call) else []  # Q(col__lt=...)
+            for arg, limit in compared:
+                older = self._older_than(arg)
+                # (a cutoff computed back from now: ``published_at__lte=today`` is no age)
+                if older is not None and self._cutoff(limit):
+                    return column[0], older[1]
         return None
 
     def _cutoff(self, node) -> bool:
@@ -174,7 +175,7 @@ class DbLocks(ModuleBase):
 
     def _compared_column(self, part) -> tuple[str | None, str] | None:
         """(model, column) a comparison or a ``Q(col__lookup=...)`` is about."""
-        if isinstance(part, cst.Call) and _called_name(part) == "Q":
+        if isinstance(part, cst.Call) and called_name(part) == "Q":
             keyword = next((a.keyword.value for a in part.args if a.keyword is not None), None)
             return (None, keyword.split("__", 1)[0]) if keyword else None
         if isinstance(part, cst.Comparison):
@@ -197,7 +198,7 @@ class DbLocks(ModuleBase):
     def _empty_column(self, part) -> str | None:
         """The column of ``col == None``, ``col == null()``, ``col.is_(None)``,
         ``Q(col__isnull=True)``."""
-        if isinstance(part, cst.Call) and _called_name(part) == "Q":
+        if isinstance(part, cst.Call) and called_name(part) == "Q":
             return next((a.keyword.value[:-len("__isnull")] for a in part.args
                          if a.keyword is not None and a.keyword.value.endswith("__isnull")
                          and self.eval.truthy(a.value)), None)
@@ -404,7 +405,7 @@ class DbLocks(ModuleBase):
                 break
             node = bound
         for part in [node, *walk(node)]:
-            if isinstance(part, cst.Call) and part.args and _called_name(part) in (
+            if isinstance(part, cst.Call) and part.args and called_name(part) in (
                     "query", "model_query"):
                 return self.code(part.args[0].value).rsplit(".", 1)[-1]
         steps = self._steps(node)
@@ -630,17 +631,15 @@ _REPORTING = frozenset({"print", "debug", "info", "warning", "warn", "error", "e
 _LOCK_OPTION = re.compile(r"(?i)(?:row_?)?lock(?:_?rows?)?|(?:select_|with_)?for_?update")
 
 
-def class_like(func) -> bool:
+def class_like(call: cst.Call) -> bool:
     """``Name(...)``, ``module.Name(...)``: a call that may make an object of a class."""
-    name = func.value if isinstance(func, cst.Name) else \
-        func.attr.value if isinstance(func, cst.Attribute) else ""
-    return name[:1].isupper()
+    return (called_name(call) or "")[:1].isupper()
 
 
 def _null(node) -> bool:
     """``None``, ``null()``, ``sa.null()``."""
     return isinstance(node, cst.Name) and node.value == "None" or \
-        isinstance(node, cst.Call) and _called_name(node) == "null" and not node.args
+        isinstance(node, cst.Call) and called_name(node) == "null" and not node.args
 
 
 def _key_condition(arg: cst.Arg) -> bool:
@@ -697,10 +696,7 @@ def answer_names(expression) -> set[str]:
     if isinstance(expression, cst.Call):
         # next(iter(rows), None), bool(n): what the call is given; a constructor's object
         # (Response({...}), AttrDict(...)) is true whatever it holds
-        func = expression.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else \
-            func.value if isinstance(func, cst.Name) else ""
-        if name[:1].isupper():
+        if class_like(expression):
             return set()
         return {n for arg in expression.args for n in answer_names(arg.value)}
     return set()
@@ -724,7 +720,7 @@ def _age(limit: cst.BaseExpression) -> cst.BaseExpression:
     return limit
 
 
-def _called_name(call: cst.Call) -> str | None:
+def called_name(call: cst.Call) -> str | None:
     """``f`` of ``f(...)`` and of ``x.f(...)``."""
     func = call.func
     return func.value if isinstance(func, cst.Name) else \

@@ -17,9 +17,9 @@ from ...model import CodeFact, Lock, ParseError, Progress, Span
 from ...paths import is_test_path
 from ...suppress import may_hold_suppressions
 from . import prefilter
+from .apis import SERVICE_LOOKUP
 from .django_settings import is_settings_module
 from .facts import MAIN, MODULE, ONCE_UNITS, ModuleFacts, Unit
-from .apis import SERVICE_LOOKUP
 from .light import light_facts, needs_full_parse
 from .semantics import (
     HELD_ON_RETURN,

@@ -21,9 +21,10 @@ from ...model import (
 )
 from . import apis
 from ...model import UNKNOWN_TTL
-from .db_locks import FOR_UPDATE, DbLocks, class_like
+from .db_locks import FOR_UPDATE, DbLocks, called_name, class_like
 from .facts import MAIN, MODULE, PathEffects
 from .fixes import skip_when_busy, try_advisory_lock
+from .symbolize import bound_names
 from .symbols import (
     PATH_HELPER,
     PID_UNDER_HELPER,
@@ -39,7 +40,7 @@ from .symbols import (
     project_candidate,
 )
 from .syntax import contains, names_read, walk, walk_unit
-from .values import argument, passes_kwargs
+from .values import argument, literal, passes_kwargs
 
 #: words without which a module takes no lock this module recognises (the prefilter); a
 #: tuple is a conjunction: every word of it must appear. "lock" but not "block"/"clock", nor
@@ -322,9 +323,9 @@ class LockCalls(DbLocks):
         """A query builder of the project made with a lock option (``QueryProcessor(...,
         opts={"rowlock": True})``): a row lock, kept by ``semantics`` if the class adds
         ``FOR UPDATE`` when given it."""
-        if not class_like(call.func) or not self._lock_option_given(call):
+        if not class_like(call) or not self._lock_option_given(call):
             return None
-        found = self._row_lock(call, unit, self.code(call.func).rsplit(".", 1)[-1], None, None)
+        found = self._row_lock(call, unit, called_name(call) or "?", None, None)
         self._symbols(unit, found[0], call, QUERY_OPTION)
         return found
 
@@ -1120,7 +1121,7 @@ class LockCalls(DbLocks):
         assign = statement.body[0] if len(statement.body) == 1 else None
         if not isinstance(assign, cst.Assign) or assign.value is not call:
             return None
-        names = {n for target in assign.targets for n in names_read(target.target)}
+        names = bound_names(assign.targets)  # (a name or a tuple of them, no attribute)
         block = self._parent.get(statement)
         siblings = list(getattr(block, "body", ()))
         for later in siblings[siblings.index(statement) + 1:] if statement in siblings else ():
@@ -1339,7 +1340,7 @@ def _runs_ps(node) -> bool:
     if not isinstance(node, cst.List) or not node.elements:
         return False
     first = node.elements[0].value
-    return isinstance(first, cst.SimpleString) and first.value[1:-1] == "ps"
+    return isinstance(first, cst.SimpleString) and literal(first) == "ps"
 
 
 def _shared_path(path: str) -> bool:

@@ -530,8 +530,8 @@ def _option_read(test) -> tuple[str, str] | None:
             isinstance(node.value, cst.Name) and node.value.value == "self" else None
 
     def key(node) -> str | None:
-        return node.value[1:-1] if isinstance(node, cst.SimpleString) and \
-            node.value[:1] in "'\"" else None
+        value = literal(node) if isinstance(node, cst.SimpleString) else None
+        return value if isinstance(value, str) else None
 
     attr: str | None = None
     found: str | None = ""

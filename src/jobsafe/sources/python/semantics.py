@@ -260,7 +260,6 @@ class Semantics:
         self._call_index: dict[str, list[tuple[Call, Where]]] | None = None
         self._proxy_index: dict[tuple[str, str], list[Imported]] | None = None
         self._subclass_index: dict[tuple[str, str], list[tuple[str, str]]] | None = None
-        self._service_index: list[tuple[str, Call, Where]] | None = None
         #: model -> the expiry a sweeper gives its claims (built on first use)
         self._sweeps: dict[str, float] | None = None
 
@@ -380,9 +379,9 @@ class Semantics:
 
     def _constructions(self, rel: str, cls: str) -> list[tuple[Call, Where]]:
         """The calls in the tree's analysed modules, outside tests, and in the class's own
-        module, that make class ``cls`` of module ``rel`` (memoised): its own constructions, those of a subclass that keeps
-        its ``__init__``, and a subclass's ``super().__init__(...)`` (whose arguments its
-        own constructions give, in turn)."""
+        module, that make class ``cls`` of module ``rel`` (memoised): its own constructions,
+        those of a subclass that keeps its ``__init__``, and a subclass's
+        ``super().__init__(...)`` (whose arguments its own constructions give, in turn)."""
         key = (rel, cls)
         if key not in self._made_by:
             self._made_by[key] = []  # (a cycle through a parameter's kind finds none)
@@ -421,14 +420,16 @@ class Semantics:
         return self._subclass_index
 
     def _calls_named(self) -> dict[str, list[tuple[Call, Where]]]:
-        """Every call site of the modules the prefilter keeps (outside tests), by the last
-        name of what it calls: built once, read by every constructor's parameter."""
+        """The call sites of the modules the prefilter keeps (outside tests) that the
+        semantics looks up by the last name of what they call: constructions (a class-like
+        name), service registrations and proxies' initialisations. Built once, in one walk,
+        read by every constructor's parameter, service lookup and proxy."""
         if self._call_index is None:
             self._call_index = {}
             for other, unit, site in self._kept_sites():
                 callee = site.callee
                 name = _last_name(callee.func) if isinstance(callee, Call) else None
-                if name is not None and name[:1].isupper():
+                if name is not None and (name[:1].isupper() or name in _LOOKED_UP):
                     self._call_index.setdefault(name, []).append(
                         (callee, Where(other, unit.name)))
         return self._call_index
@@ -759,16 +760,10 @@ class Semantics:
         return self._returns(rel, function, Call(Const(None)), Where(rel), depth)
 
     def services(self) -> list[tuple[str, Call, Where]]:
-        """(method, call, where) of every service registration in the analysed modules
-        (built once)."""
-        if self._service_index is None:
-            self._service_index = []
-            for rel, unit, site in self._kept_sites():
-                callee = site.callee
-                name = _last_name(callee.func) if isinstance(callee, Call) else None
-                if name in apis.SERVICE_REGISTRATIONS:
-                    self._service_index.append((name, callee, Where(rel, unit.name)))
-        return self._service_index
+        """(method, call, where) of every service registration in the analysed modules."""
+        calls = self._calls_named()
+        return [(method, call, at) for method in apis.SERVICE_REGISTRATIONS
+                for call, at in calls.get(method, ())]
 
     def _dynamic_import(self, api: str, call: Call, where: Where, depth: int) -> str:
         """What a library call that imports by name gives, when the name is known and names
@@ -1857,13 +1852,11 @@ class Semantics:
         the modules the prefilter keeps (built once)."""
         if self._proxy_index is None:
             self._proxy_index = {}
-            methods = set(apis.LATE_BOUND_PROXIES.values())
-            for rel, unit, site in self._kept_sites():
-                call = site.callee
-                if not (isinstance(call, Call) and isinstance(call.func, Attr) and
-                        call.func.name in methods and call.args):
+            calls = self._calls_named()
+            for call, here in (found for method in sorted(set(apis.LATE_BOUND_PROXIES.values()))
+                               for found in calls.get(method, ())):
+                if not (isinstance(call.func, Attr) and call.args):
                     continue
-                here = Where(rel, unit.name)
                 target = self._module_global(call.func.base, here)
                 if target is not None:
                     self._proxy_index.setdefault(target, []).extend(
@@ -2220,6 +2213,10 @@ class Semantics:
 
 #: Django's cache objects: the default alias, and the mapping of every alias
 _DJANGO_CACHES = {"django.core.cache.cache": "default", "django.core.cache.caches": "*"}
+
+
+#: lower-case names whose calls ``_calls_named`` indexes beside the class-like ones
+_LOOKED_UP = frozenset({*apis.SERVICE_REGISTRATIONS, *apis.LATE_BOUND_PROXIES.values()})
 
 
 def _late_bound(kind: str) -> bool:
