@@ -1577,3 +1577,88 @@ class Manager:
     # the test and the write are two steps (JOB201); nothing tells a dead holder (JOB202)
     assert sorted((f.rule, f.span.line) for f in analysis.findings) == [("JOB201", 31),
                                                                         ("JOB202", 46)]
+
+
+# -- forwarding helpers: a claim's chain split across helpers of the module that take the
+#    query as a parameter (``def _claim(qs): return qs.update(...)``)
+FORWARDED_JOB = '''from datetime import timedelta
+
+from django.db import IntegrityError
+from django.utils import timezone
+
+from app.models import Task
+
+HOLD = timedelta(minutes=4)
+{helpers}
+
+def main():
+    now = timezone.now()
+{body}
+    print("working")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("helpers, body, expected", [
+    # the chain rebuilt through two helpers: the claim, with the expiry of its condition
+    ("def _pick(qs, pk, locked_at__lt):\n    return qs.filter(pk=pk, locked_at__lt=locked_at__lt)"
+     "\n\n\ndef _mark(qs, locked_at):\n    return qs.update(locked_at=locked_at)\n",
+     "    claimed = _mark(_pick(Task.objects, pk=1, locked_at__lt=now - HOLD), locked_at=now)\n"
+     "    if not claimed:\n        return",
+     [("db-claim", "Task", 240.0)]),
+    # one helper, a docstring, the query passed by keyword, a default for the field
+    ('def _mark(qs, when=None):\n    """Claim it."""\n    return qs.update(locked_at=when)\n',
+     "    if not _mark(qs=Task.objects.filter(pk=1, locked_at=None), when=now):\n        return",
+     [("db-claim", "Task", None)]),
+    # a unique row made through a helper, stopped by IntegrityError
+    ("def _insert(manager, name):\n    return manager.create(name=name)\n",
+     "    try:\n        _insert(Task.objects, name=\"sync\")\n    except IntegrityError:\n"
+     "        return",
+     [("db-claim", "Task", None)]),
+    # the helper's answer not looked at: no claim of the caller's
+    ("def _mark(qs, locked_at):\n    return qs.update(locked_at=locked_at)\n",
+     "    _mark(Task.objects.filter(pk=1, locked_at=None), locked_at=now)", []),
+    # a helper that does more than forward its parameters is not rebuilt
+    ("def _mark(qs, locked_at):\n    print(qs)\n    return qs.update(locked_at=locked_at)\n",
+     "    if not _mark(Task.objects.filter(pk=1, locked_at=None), locked_at=now):\n        return",
+     []),
+])
+def test_claim_through_forwarding_helpers(write_tree, helpers, body, expected):
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "", "app/models.py": "from django.db import models\n\n\n"
+        "class Task(models.Model):\n    locked_at = models.DateTimeField(null=True)\n",
+        "jobs/sync.py": FORWARDED_JOB.format(helpers=helpers, body=body),
+    })
+    [job] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.key, lock.ttl_seconds) for lock in job.all_locks] == expected
+
+
+def test_raising_claim_in_a_helper_is_answered_by_its_callers_handler(write_tree):
+    """oslo.db's ``update_on_match`` raises NoRowsMatched: a helper that only forwards it
+    leaves the answer to the caller's ``except``, which tells its own caller."""
+    backend = '''from oslo_db.sqlalchemy import update_match
+
+
+def _match(query, specimen, values):
+    return query.update_on_match(specimen, "id", values)
+
+
+def claim(query, specimen, values):
+    try:
+        _match(query, specimen, values)
+    except update_match.NoRowsMatched:
+        return False
+    return True
+'''
+    job = ("from app.backend import claim\n\n\ndef main(query, row):\n"
+           "    if not claim(query, row, {'state': 'running'}):\n        return\n"
+           "    print('running')\n\n\nif __name__ == '__main__':\n    main(None, None)\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n",
+                       "app/__init__.py": "", "app/backend.py": backend, "app/job.py": job})
+    [job_] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.span.path, lock.span.line) for lock in job_.all_locks] == \
+        [("db-claim", "app/job.py", 5)]

@@ -14,11 +14,10 @@ CASES = python_cases(FIXTURES, FIXTURE_CASES)
 #: model's known holes (issue 14). A pair that starts to hold must leave this list, and a
 #: pair not in it must hold, so the list only shrinks.
 KNOWN_FAILING = {
-    # db_locks: a queryset chain split into one helper per method
-    # (update(filter(Model.objects, ...), ...)): the ORM recognisers read the chain as
-    # written, the semantics does not rebuild it through helpers' returns
+    # db_locks: a queryset chain split into one helper per method, the helpers in another
+    # module (update(filter(Model.objects, ...), ...)): a module's chains are rebuilt
+    # through its own forwarding helpers only (the module analysis reads one module)
     'helper-in-module': {'db_locks'},
-    'helper-in-same-module': {'db_locks'},
 }
 
 

@@ -521,7 +521,9 @@ class _Extract(_InFunctions):
         self.pos = wrapper.resolve(PositionProvider)
         self.sites, self.helper_name, self.qualify = sites, helper_name, qualify
         self.helpers: list[str] = []
-
+        #: markers written inside a call the helper replaces (a chain over several lines):
+        #: they move to the statement the call is in
+        self.markers: list[str] = []
 
     def leave_Call(self, original, updated):
         at = self.pos[original].start
@@ -532,7 +534,15 @@ class _Extract(_InFunctions):
         name = self.helper_name()
         params, passed, spelled = _parameterise(updated)
         self.helpers.append(f"def {name}({', '.join(params)}):\n    return {spelled}")
+        self.markers += [m.group(0) for m in _MARKER.finditer(_code(original))]
         return cst.Call(func=cst.parse_expression(self.qualify(name)), args=passed)
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if not self.markers:
+            return updated
+        moved = [cst.EmptyLine(comment=cst.Comment(marker)) for marker in self.markers]
+        self.markers = []
+        return updated.with_changes(leading_lines=[*updated.leading_lines, *moved])
 
 
 def _is_module_like(node: cst.BaseExpression) -> bool:

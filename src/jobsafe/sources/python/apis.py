@@ -124,6 +124,11 @@ LOCK_CONSTRUCTORS: dict[str, LockApi] = {
 }
 
 #: lock objects taken through a method that hands back the held lock: (constructor, method)
+#: the API of a database claim that raises when another run holds the row (oslo.db's
+#: ``update_on_match``: ``NoRowsMatched``): its answer is the exception, whatever is done
+#: with its result
+RAISING_CLAIM = "update_on_match"
+
 ACQUIRING_METHODS = {("filelock.ReadWriteLock", "write_lock")}
 
 #: redis-py client method ``r.lock(name, timeout=None, ..., blocking_timeout=None)``

@@ -19,6 +19,7 @@ itself (a query set, a query, a model manager), which is what sets these calls a
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -27,7 +28,7 @@ from ...model import Lock
 from ...model import UNKNOWN_TTL
 from . import apis
 from .module_base import ModuleBase
-from .syntax import contains, names_read, walk
+from .syntax import children, contains, names_read, walk
 from .values import argument, literal
 
 if TYPE_CHECKING:
@@ -57,6 +58,11 @@ FOR_UPDATE = re.compile(r"\bfor\s+(?:no\s+key\s+)?update\b", re.I)
 _LOCK_TABLE = re.compile(r"^\s*lock\s+(?:table\s+)?\"?\w+", re.I)
 _UPDATE = re.compile(r"^\s*update\s+\"?(\w+)", re.I)
 _EXPIRY_LOOKUP = re.compile(r"__(?:lt|lte)$")
+#: the ORM calls a claim or a unique row is spelled with, which say nothing without the
+#: query they are made on: a helper that makes one on a parameter is read at its calls
+_FORWARDED_METHODS = frozenset({"update", "create", "get_or_create", "execute", "save"})
+#: what a forwarding helper's returned chain is built of
+_CHAIN_NODES = (cst.Call, cst.Attribute, cst.Name, cst.SimpleString, cst.Integer, cst.Float)
 
 
 class DbLocks(ModuleBase):
@@ -77,7 +83,8 @@ class DbLocks(ModuleBase):
                 not _clears_only(call) and not self._by_key_only(func.value):
             return self._claim(call, unit, calls, self._chain_model(func.value))
         if method == "update_on_match":  # NoRowsMatched decides, wherever it is caught
-            return self._claim(call, unit, calls, self._chain_model(func.value))
+            return self._claim(call, unit, calls, self._chain_model(func.value),
+                               api=apis.RAISING_CLAIM)
         if method == "for_update":  # peewee: query.for_update(), its SQL text as an option
             return self._peewee_row_lock(call, unit)
         if method == "execute" and not call.args and self._decides(call):
@@ -96,6 +103,92 @@ class DbLocks(ModuleBase):
             model = next((s for s in steps if s[:1].isupper()), steps[0] if steps else "?")
             return self._unique_row(call, unit, calls, model)
         return None
+
+    @cached_property
+    def _forwarders(self) -> dict[str, tuple[cst.FunctionDef, cst.Call]]:
+        """The module's functions that only return a call chain made from their
+        parameters (``def _claim(qs, at): return qs.update(claimed_at=at)``): name ->
+        (function, the chain)."""
+        found = {}
+        for statement in self.module.body:
+            if not isinstance(statement, cst.FunctionDef) or statement.decorators or \
+                    statement.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or \
+                    statement.params.star_kwarg is not None or \
+                    not isinstance(statement.body, cst.IndentedBlock):
+                continue
+            body = list(statement.body.body)
+            if len(body) > 1 and _docstring(body[0]):
+                body = body[1:]
+            small = body[0].body[0] if len(body) == 1 and \
+                isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 else None
+            if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) and \
+                    all(isinstance(n, (*_CHAIN_NODES, cst.Arg)) or not isinstance(
+                        n, cst.BaseExpression) for n in walk(small.value)):
+                found[statement.name.value] = (statement, small.value)
+        return found
+
+    def _forwarded(self, call: cst.Call) -> cst.Call | None:
+        """The chain a call of a forwarding helper of this module stands for, with the
+        call's arguments in place of the parameters (``_claim(Job.objects.filter(id=i),
+        now)``: ``Job.objects.filter(id=i).update(claimed_at=now)``), when it ends in a
+        claim's call (a helper's ``select_for_update()`` is its own lock, taken at its
+        calls)."""
+        expanded = self._expanded(call)
+        return expanded if expanded is not None and isinstance(expanded.func, cst.Attribute) \
+            and expanded.func.attr.value in _FORWARDED_METHODS else None
+
+    def _expanded(self, call: cst.Call, depth: int = 0) -> cst.Call | None:
+        """``_forwarded`` for any chain; the arguments' own helpers are read the same way.
+        The chain's new nodes are placed where the call is written (memoised per call)."""
+        key = id(call)
+        if key in self._expansions:
+            return self._expansions[key]
+        self._expansions[key] = None
+        func = call.func
+        helper = self._forwarders.get(func.value) if isinstance(func, cst.Name) else None
+        if helper is None or depth > 4 or any(arg.star for arg in call.args):
+            return None
+        function, chain = helper
+        given = _bound(function, call)
+        if given is None:
+            return None
+        made: list[cst.CSTNode] = []
+
+        def chain_of(node):
+            if isinstance(node, cst.Name) and node.value in given:
+                value = given[node.value]
+                return (self._expanded(value, depth + 1) or value) \
+                    if isinstance(value, cst.Call) else value
+            if isinstance(node, cst.Call):
+                new = cst.Call(func=chain_of(node.func), args=[
+                    cst.Arg(value=chain_of(arg.value), keyword=arg.keyword) for arg in node.args])
+            elif isinstance(node, cst.Attribute):
+                new = cst.Attribute(value=chain_of(node.value), attr=node.attr)
+            else:
+                new = node.deep_clone()
+            made.append(new)
+            return new
+
+        expanded = chain_of(chain)
+        where, unit = self._ranges[id(call)], self._node_unit.get(id(call))
+        self._parent.adopt(expanded, self._parent.get(call))
+        inner = {id(node) for node in made} | {id(e) for e in self._expansions.values() if e}
+        for node in made:
+            self._ranges[id(node)] = where
+            if unit is not None:
+                self._node_unit[id(node)] = unit
+            for child in children(node):
+                if id(child) in inner:  # (the arguments keep their own parents)
+                    self._parent.adopt(child, node)
+        self._grafted.extend(made)  # kept alive: the maps are keyed by id
+        self._expansions[key] = expanded
+        self._written[id(expanded)] = call
+        return expanded
+
+    def _written_as(self, node):
+        """The call of a helper a rebuilt chain stands for (else the node itself): what
+        the module's own statements contain."""
+        return self._written.get(id(node), node)
 
     def _lock_option_given(self, call: cst.Call) -> bool:
         """A constructor given a true option whose name says lock (``opts={"rowlock":
@@ -296,7 +389,7 @@ class DbLocks(ModuleBase):
                     release="transaction", scope_lines=scope, function=unit.name)
         return lock, call, None
 
-    def _claim(self, call, unit, calls, model):
+    def _claim(self, call, unit, calls, model, api="conditional update"):
         expiry = self._expiry(call)
         limit = self._takeover_age(calls, model) if expiry is None else None
         if expiry is None and limit is None:
@@ -310,12 +403,12 @@ class DbLocks(ModuleBase):
         # the function returns only with the row claimed
         lock = Lock(kind="db-claim", scope="cluster", span=self.span(call), key=model,
                     ttl_seconds=expiry, stale_handling="age-check" if expiry is not None
-                    else "none", blocking=False, api="conditional update",
+                    else "none", blocking=False, api=api,
                     try_lock=not self._raises_unless_claimed(call),
                     result_checked=True, release=release, release_span=release_span,
                     scope_lines=(self.line(call), end), function=unit.name)
         if limit is not None and expiry == UNKNOWN_TTL:
-            self._symbols(unit, lock, call, "conditional update",
+            self._symbols(unit, lock, call, api,
                           ttl=self.sym.value(limit, unit))
         return lock, call, None
 
@@ -432,7 +525,7 @@ class DbLocks(ModuleBase):
         (``return row if updated else None``, ``return updated == 1``)."""
         for parent in self.parents(call):
             if isinstance(parent, (cst.If, cst.While)):
-                return _in_test(parent, call) and not only_reports(parent)
+                return _in_test(parent, self._written_as(call)) and not only_reports(parent)
             if isinstance(parent, cst.Return):
                 return True
             if isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -460,7 +553,7 @@ class DbLocks(ModuleBase):
             return False
         read = re.compile(rf"\b{re.escape(name)}\b") if name else None
         return any(any(isinstance(x, cst.Raise) for x in walk(n.body)) and (
-            _in_test(n, call) or read is not None and read.search(self.code(n.test)) or
+            _in_test(n, self._written_as(call)) or read is not None and read.search(self.code(n.test)) or
             re.search(r"\.(?:locked_by|owner|claimed_by|holder)\b", self.code(n.test)))
             for n in tests)
 
@@ -634,6 +727,30 @@ _LOCK_OPTION = re.compile(r"(?i)(?:row_?)?lock(?:_?rows?)?|(?:select_|with_)?for
 def class_like(call: cst.Call) -> bool:
     """``Name(...)``, ``module.Name(...)``: a call that may make an object of a class."""
     return (called_name(call) or "")[:1].isupper()
+
+
+def _bound(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+    """What a call gives each parameter of ``function`` (a default where it gives none);
+    None when it does not fit."""
+    params = [*function.params.params, *function.params.kwonly_params]
+    names = {param.name.value for param in params}
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    if len(positional) > len(function.params.params):
+        return None
+    given = {param.name.value: value for param, value in zip(function.params.params, positional)}
+    given.update((arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None)
+    for param in params:
+        if param.name.value not in given:
+            if param.default is None:
+                return None
+            given[param.name.value] = param.default
+    return given if set(given) <= names else None
+
+
+def _docstring(statement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and \
+        isinstance(statement.body[0], cst.Expr) and \
+        isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _null(node) -> bool:

@@ -463,15 +463,29 @@ class PythonIndex:
             named = self._site_names[key] = (site, site_names(site, unit, facts))
         return not named[1] or bool(named[1] & names)
 
+    def calls_lock_name(self, rel: str, name: str) -> bool:
+        """``_may_call_lock_name`` once ``lock_names`` is known (before, while it is being
+        found, no module is read in full for it)."""
+        return "lock_names" in self.__dict__ and self._may_call_lock_name(rel, name)
+
     def _may_call_lock_name(self, rel: str, name: str) -> bool:
         """Whether a function of a module the prefilter passed over calls one of
-        ``lock_names`` (read from its light facts, before parsing the module in full)."""
+        ``lock_names``, itself or through the module's own functions it calls (read from
+        its light facts, before parsing the module in full)."""
         facts = self.known(rel)
         if facts is None:
             return False
         if facts.units:  # parsed in full already
             return name in facts.units
-        return not self.lock_names.isdisjoint(facts.function_calls.get(name, ()))
+        seen, todo = {name}, [name]
+        while todo and len(seen) < 8:
+            called = facts.function_calls.get(todo.pop(), frozenset())
+            if not self.lock_names.isdisjoint(called):
+                return True
+            local = {c for c in called if c in facts.function_calls} - seen
+            seen |= local
+            todo += sorted(local)
+        return False
 
     @cached_property
     def abstractions(self) -> set[tuple[str, str]]:

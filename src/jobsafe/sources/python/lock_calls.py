@@ -283,6 +283,11 @@ class LockCalls(DbLocks):
         kernel = next((apis.KERNEL_LOCK_CALLS[n] for n in names if n in apis.KERNEL_LOCK_CALLS), None)
         if kernel is not None:
             return self._kernel_lock(call, kernel, unit, calls)
+        forwarded = self._forwarded(call) if isinstance(func, cst.Name) else None
+        if forwarded is not None:  # _claim(Job.objects.filter(...)): the chain it makes
+            found = self._db_lock(forwarded, unit, calls)
+            if found is not None:
+                return found
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = func.value

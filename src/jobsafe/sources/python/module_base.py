@@ -145,6 +145,11 @@ class ModuleBase:
         self._units: dict[int, Unit] = {}
         self._node_unit: dict[int, int] = {}
         self.helpers: dict[str, Origin | None] = {}
+        #: id(call of a forwarding helper) -> the chain it stands for (``db_locks``), and
+        #: the nodes those chains are made of
+        self._expansions: dict[int, cst.Call | None] = {}
+        self._written: dict[int, cst.Call] = {}  # id(rebuilt chain) -> the helper's call
+        self._grafted: list[cst.CSTNode] = []
         literals = Evaluator({}, self.qualified)
         self.sym = Symbolizer(self.aliases, self.defined | assigned_names(module.body),
                               lambda node: _literal(literals, node), self._constructor_span,

@@ -150,9 +150,13 @@ def _answers(lock: Lock, site: CallSite) -> bool:
 
 def _claim_ignored(lock: Lock, site: CallSite) -> bool:
     """A database claim a helper answers for ("did I claim it"), called by code that does
-    not look at the answer: a state change it makes, not a guard of the caller's."""
+    not look at the answer: a state change it makes, not a guard of the caller's. (A
+    claim that raises answers through the exception: a ``try`` whose handler returns a
+    value looks at it.)"""
+    raised_and_told = lock.api == apis.RAISING_CLAIM and site.discarded and site.answered
     return lock.kind == "db-claim" and lock.release == "none" and lock.try_lock and \
-        site.use == "call" and (site.discarded or not site.result_used or not site.answer_read)
+        site.use == "call" and not raised_and_told and \
+        (site.discarded or not site.result_used or not site.answer_read)
 
 
 def claim_kept(lock: Lock, site: CallSite, unit: Unit) -> bool:
@@ -637,7 +641,7 @@ class Semantics:
             return UNKNOWN_KIND
         if name in facts.classes:
             return f"class:{rel}:{name}"
-        if name in facts.units:
+        if name in facts.units or name in self._read_for(rel, name):
             return f"function:{rel}:{name}"
         if name in facts.bindings:
             return self.kind(facts.bindings[name], Where(rel), depth + 1)
@@ -2152,9 +2156,22 @@ class Semantics:
     def class_method(self, rel: str, cls: str, name: str) -> tuple[str, str] | None:
         for crel, ccls in self.class_mro(rel, cls):
             facts = self.facts(crel)
-            if facts is not None and f"{ccls}.{name}" in facts.units:
-                return crel, f"{ccls}.{name}"
+            method = f"{ccls}.{name}"
+            if facts is not None and (method in facts.units or method in self._read_for(crel, method)):
+                return crel, method
         return None
+
+    def _read_for(self, rel: str, name: str) -> dict[str, Unit]:
+        """The functions of a module read lightly (its imports and constants: the prefilter
+        passed over it) once a function of it that is followed calls one of the names that
+        lead to a lock (``return IMPL.claim(...)``, a proxy's ``self._model.index()``):
+        read in full, as the code of a use it is."""
+        facts = self.facts(rel)
+        if facts is None or facts.units or name not in facts.function_calls or \
+                not self.index.calls_lock_name(rel, name):
+            return {}
+        full = self.index.module(rel)
+        return full.units if full is not None and full.error is None else {}
 
     # -- Django settings
     def cache_scope(self, receiver: Value | None, where: Where) -> LockScope | None:

@@ -49,6 +49,10 @@ class ParentMap:
     def get(self, node):
         return self._parents.get(id(node))
 
+    def adopt(self, node, parent) -> None:
+        """A node made by the analysis (a helper's chain read at its call) under ``parent``."""
+        self._parents[id(node)] = parent
+
 
 def contains(tree, node) -> bool:
     return tree is node or any(n is node for n in walk(tree))

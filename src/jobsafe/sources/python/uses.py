@@ -134,6 +134,15 @@ class UseSites(LockCalls, Hazards):
                 continue
             return node
 
+    def _caught_and_told(self, call) -> bool:
+        """Inside a ``try`` of its function whose handler returns a value."""
+        for parent in self.parents(call):
+            if isinstance(parent, cst.FunctionDef):
+                return False
+            if isinstance(parent, cst.Try) and _handler_tells(parent):
+                return True
+        return False
+
     def _tells_caller(self, call, unit: Unit) -> bool:
         """What the function returns tells whether the call succeeded: the call is returned,
         a handler of a ``try`` around it returns a value, or a name its result is assigned to
@@ -149,8 +158,7 @@ class UseSites(LockCalls, Hazards):
             if isinstance(parent, (cst.If, cst.While)) and contains(parent.test, call) and \
                     any(_tells(n) for n in walk_unit(parent.body)):
                 return True  # if query.execute(): return row
-            if isinstance(parent, cst.Try) and any(
-                    _tells(n) for handler in parent.handlers for n in walk_unit(handler)):
+            if isinstance(parent, cst.Try) and _handler_tells(parent):
                 return True
         names = self._result_names(call)
         if not names:
@@ -402,8 +410,10 @@ class UseSites(LockCalls, Hazards):
             result_used=result_used if result_used is not None else
             not called or self._result_checked(node),
             discarded=called and isinstance(self._parent.get(node), cst.Expr),
-            answered=called and not isinstance(self._parent.get(node), cst.Expr) and
-            self._tells_caller(node, unit),
+            # (a call whose result is dropped answers through what it raises: a claim that
+            # raises when the row is taken, in a ``try`` whose handler returns a value)
+            answered=called and (self._tells_caller(node, unit) if not isinstance(
+                self._parent.get(node), cst.Expr) else self._caught_and_told(node)),
             answer_read=called and not isinstance(self._parent.get(node), cst.Expr) and
             self._answer_read(node, unit),
             silenced=called and self._silently_caught(node), when=self._run_when(node, unit),
@@ -440,3 +450,8 @@ def _tells(node) -> bool:
     """A ``return`` of a value other than ``None``."""
     return type(node) is cst.Return and node.value is not None and not (
         isinstance(node.value, cst.Name) and node.value.value == "None")
+
+
+def _handler_tells(statement: cst.Try) -> bool:
+    """A handler of the ``try`` returns a value (``except NoRowsMatched: return False``)."""
+    return any(_tells(n) for handler in statement.handlers for n in walk_unit(handler))
