@@ -1662,3 +1662,49 @@ def claim(query, specimen, values):
     [job_] = run_analysis(root).project.jobs
     assert [(lock.kind, lock.span.path, lock.span.line) for lock in job_.all_locks] == \
         [("db-claim", "app/job.py", 5)]
+
+
+def test_claim_through_forwarding_helpers_of_another_module(write_tree):
+    """The helpers in a module of their own: the index hands them to the module that calls
+    them, which reads the chain at its call; a helper that reads a name of its own module
+    is not handed over (the name means something else at the call)."""
+    helpers = ('"""Query helpers."""\nimport logging\n\n\n'
+               "def pick(qs, pk, locked_at__lt):\n"
+               "    return qs.filter(pk=pk, locked_at__lt=locked_at__lt)\n\n\n"
+               "def mark(qs, locked_at):\n    return qs.update(locked_at=locked_at)\n\n\n"
+               "def mark_logged(qs, locked_at):\n"
+               "    return qs.update(locked_at=locked_at, by=logging.getLogger())\n")
+    body = ("    claimed = {mark}(queries.pick(Task.objects, pk=1, locked_at__lt=now - HOLD),"
+            " locked_at=now)\n    if not claimed:\n        return")
+    for mark, expected in (("queries.mark", [("db-claim", "Task", 240.0)]),
+                           ("queries.mark_logged", [])):
+        job = FORWARDED_JOB.format(helpers="", body=body.format(mark=mark)).replace(
+            "from app.models import Task", "from app import queries\nfrom app.models import Task")
+        root = write_tree({
+            "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+            "app/__init__.py": "", "app/queries.py": helpers,
+            "app/models.py": "from django.db import models\n\n\n"
+            "class Task(models.Model):\n    locked_at = models.DateTimeField(null=True)\n",
+            "jobs/sync.py": job,
+        })
+        [job_] = run_analysis(root).project.jobs
+        assert [(lock.kind, lock.key, lock.ttl_seconds) for lock in job_.all_locks] == expected
+
+
+def test_forwarding_helper_of_a_module_read_lightly(write_tree):
+    """A helpers module no recogniser keeps (read with ``ast`` only) hands its forwarders
+    over too: the unique row its ``create`` makes, stopped by IntegrityError."""
+    body = ("    try:\n        rows.insert(Task.objects, name='sync')\n"
+            "    except IntegrityError:\n        return")
+    job = FORWARDED_JOB.format(helpers="", body=body).replace(
+        "from app.models import Task", "from app import rows\nfrom app.models import Task")
+    root = write_tree({
+        "crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/sync.py\n",
+        "app/__init__.py": "",
+        "app/rows.py": "def insert(manager, name):\n    return manager.create(name=name)\n",
+        "app/models.py": "from django.db import models\n\n\n"
+        "class Task(models.Model):\n    name = models.CharField(max_length=20, unique=True)\n",
+        "jobs/sync.py": job,
+    })
+    [job_] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.api) for lock in job_.all_locks] == [("db-claim", "unique insert")]

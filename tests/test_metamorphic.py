@@ -13,12 +13,7 @@ CASES = python_cases(FIXTURES, FIXTURE_CASES)
 #: rewrite -> fixture trees whose rewrite does not give the marked findings yet: the
 #: model's known holes (issue 14). A pair that starts to hold must leave this list, and a
 #: pair not in it must hold, so the list only shrinks.
-KNOWN_FAILING = {
-    # db_locks: a queryset chain split into one helper per method, the helpers in another
-    # module (update(filter(Model.objects, ...), ...)): a module's chains are rebuilt
-    # through its own forwarding helpers only (the module analysis reads one module)
-    'helper-in-module': {'db_locks'},
-}
+KNOWN_FAILING: dict[str, set[str]] = {}
 
 
 @pytest.mark.parametrize("rewrite", sorted(REWRITES))

@@ -111,21 +111,53 @@ class DbLocks(ModuleBase):
         (function, the chain)."""
         found = {}
         for statement in self.module.body:
-            if not isinstance(statement, cst.FunctionDef) or statement.decorators or \
-                    statement.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or \
-                    statement.params.star_kwarg is not None or \
-                    not isinstance(statement.body, cst.IndentedBlock):
-                continue
-            body = list(statement.body.body)
-            if len(body) > 1 and _docstring(body[0]):
-                body = body[1:]
-            small = body[0].body[0] if len(body) == 1 and \
-                isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 else None
-            if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) and \
-                    all(isinstance(n, (*_CHAIN_NODES, cst.Arg)) or not isinstance(
-                        n, cst.BaseExpression) for n in walk(small.value)):
-                found[statement.name.value] = (statement, small.value)
+            chain = _forwarded_chain(statement)
+            if chain is not None:
+                found[statement.name.value] = (statement, chain)
         return found
+
+    @cached_property
+    def _imported_forwarders(self) -> dict[str, tuple[cst.FunctionDef, cst.Call]]:
+        """The forwarding helpers of other modules this module was given (dotted name as
+        imported -> (function, chain))."""
+        found = {}
+        for dotted, source in self.imported_forwarders.items():
+            try:
+                statement = cst.parse_statement(source)
+            except cst.ParserSyntaxError:
+                continue
+            chain = _forwarded_chain(statement)
+            if chain is not None and isinstance(statement, cst.FunctionDef):
+                found[dotted] = (statement, chain)
+        return found
+
+    def exported_forwarders(self) -> dict[str, str]:
+        """The forwarders other modules can read at their calls: those whose chain is made
+        of their parameters alone (a name of this module means something else there)."""
+        out = {}
+        for name, (function, chain) in self._forwarders.items():
+            params = {p.name.value for p in [*function.params.params,
+                                               *function.params.kwonly_params]}
+            if all(n.value in params for n in _chain_names(chain)):
+                out[name] = self.code(function)
+        return out
+
+    def _want_forwarder(self, call: cst.Call) -> None:
+        """Note a call of another module's function that may stand for a claim: given a
+        query (``take(Job.objects, ...)``), stopped by ``IntegrityError``, or deciding what
+        runs next. If that function forwards its parameters, the index reads this module
+        again with it."""
+        names = self.qualified(call.func)
+        if not names or any(n.startswith("builtins.") for n in names):
+            return
+        if any(isinstance(n, cst.Attribute) and n.attr.value in ("objects", "query") and
+               self._is_query(n) for arg in call.args for n in [arg.value, *walk(arg.value)]) \
+                or self._stopped_by_integrity_error(call) or self._decides(call):
+            self._wanted.update(names)  # and the helpers that build its arguments
+            self._wanted.update(name for arg in call.args for n in [arg.value, *walk(arg.value)]
+                                if isinstance(n, cst.Call)
+                                for name in self.qualified(n.func)
+                                if not name.startswith("builtins."))
 
     def _forwarded(self, call: cst.Call) -> cst.Call | None:
         """The chain a call of a forwarding helper of this module stands for, with the
@@ -146,6 +178,12 @@ class DbLocks(ModuleBase):
         self._expansions[key] = None
         func = call.func
         helper = self._forwarders.get(func.value) if isinstance(func, cst.Name) else None
+        if helper is None:
+            helper = next((self._imported_forwarders[name] for name in
+                           sorted(self.qualified(func)) if name in self._imported_forwarders),
+                          None)
+        if helper is None:
+            self._want_forwarder(call)
         if helper is None or depth > 4 or any(arg.star for arg in call.args):
             return None
         function, chain = helper
@@ -727,6 +765,38 @@ _LOCK_OPTION = re.compile(r"(?i)(?:row_?)?lock(?:_?rows?)?|(?:select_|with_)?for
 def class_like(call: cst.Call) -> bool:
     """``Name(...)``, ``module.Name(...)``: a call that may make an object of a class."""
     return (called_name(call) or "")[:1].isupper()
+
+
+def _forwarded_chain(statement) -> cst.Call | None:
+    """The call chain a module-level function only returns, when it is one (no decorator,
+    no ``*args``/``**kwargs``; a docstring may come first)."""
+    if not isinstance(statement, cst.FunctionDef) or statement.decorators or \
+            statement.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or \
+            statement.params.star_kwarg is not None or \
+            not isinstance(statement.body, cst.IndentedBlock):
+        return None
+    body = list(statement.body.body)
+    if len(body) > 1 and _docstring(body[0]):
+        body = body[1:]
+    small = body[0].body[0] if len(body) == 1 and \
+        isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 else None
+    if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) and \
+            all(isinstance(n, (*_CHAIN_NODES, cst.Arg)) or not isinstance(
+                n, cst.BaseExpression) for n in walk(small.value)):
+        return small.value
+    return None
+
+
+def _chain_names(chain: cst.Call) -> list[cst.Name]:
+    """The names a chain reads (not its attribute names or keywords)."""
+    out = []
+    for node in [chain, *walk(chain)]:
+        if isinstance(node, cst.Call):
+            out += [node.func] if isinstance(node.func, cst.Name) else []
+            out += [a.value for a in node.args if isinstance(a.value, cst.Name)]
+        elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            out.append(node.value)
+    return out
 
 
 def _bound(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression] | None:

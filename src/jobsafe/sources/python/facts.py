@@ -129,6 +129,13 @@ class ModuleFacts:
     #: read without libcst (``light``): the names each function and method calls
     #: (``Class.method`` -> names), to tell whether it may reach a lock before parsing it
     function_calls: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: functions that only return a call chain of their parameters (``def mark(qs, at):
+    #: return qs.update(locked_at=at)``): name -> source, read by the modules that call
+    #: them as the chain itself (``db_locks``)
+    forwarders: dict[str, str] = field(default_factory=dict)
+    #: dotted names (as imported) of other modules' functions this module calls with a
+    #: query among the arguments: their forwarders make the index read it again
+    forwarders_wanted: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -60,7 +60,7 @@ _IRRELEVANT, _KEPT = "irrelevant", "kept"
 PARALLEL_MIN_FILES = 24
 
 
-def _parse_one(job: tuple[str, str]) -> ModuleFacts:
+def _parse_one(job: tuple) -> ModuleFacts:
     """One module's facts; a bug in the analyser gives facts that say so (in a worker
     process too), not an exception that would stop every other module."""
     from .module import parse_module
@@ -119,6 +119,7 @@ class PythonIndex:
         self._passed: dict[str, tuple] = {}
         self._callers: dict[str, bool] = {}
         self._light: dict[str, ModuleFacts | None] = {}
+        self._forwarding: set[str] = set()  # modules being read again with forwarders
         #: (function, use) of a module the prefilter passed over -> whether it may lock
         self._reaches: dict[tuple[tuple[str, str], str], bool] = {}
         #: id(use site) -> (the site, the names it may call): kept alive with its key
@@ -613,8 +614,46 @@ class PythonIndex:
                         # only the prefilter decides what is kept: cached facts of an entry
                         # it passes over serve the next run's reachability, nothing else
                         cache.put(key, facts)
-                self._store(rel, facts)
+                self._store(rel, self._with_forwarders(rel, facts, text))
         return self._modules[rel]
+
+    def _with_forwarders(self, rel: str, facts: ModuleFacts, text: str) -> ModuleFacts:
+        """The module read again with the forwarding helpers of other modules it calls
+        with a query (``take(Job.objects, ...)`` and ``def take(qs, ...): return
+        qs.update(...)`` elsewhere): the chain is then read at the call, as written there."""
+        if not facts.forwarders_wanted or rel in self._forwarding:
+            return facts  # (two modules that call each other's helpers: read once)
+        self._forwarding.add(rel)
+        try:
+            given = self._forwarders_of(rel, facts.forwarders_wanted)
+        finally:
+            self._forwarding.discard(rel)
+        if not given:
+            return facts
+        display = self.files[rel].display
+        cache = self.cache
+        key = cache.key("python-forwarded", display,
+                        text + "\0" + repr(sorted(given.items()))) if cache else None
+        again = cache.get(key) if cache and key else None
+        if not isinstance(again, ModuleFacts):
+            again = _parse_one((display, text, given))
+            if cache and key and again.internal_error is None:
+                cache.put(key, again)
+        return again
+
+    def _forwarders_of(self, rel: str, wanted: frozenset[str]) -> dict[str, str]:
+        """The sources of the forwarding helpers among ``wanted`` (dotted as imported in
+        ``rel``)."""
+        given = {}
+        for dotted in sorted(wanted):
+            target = self.semantics.resolve_dotted(rel, dotted)
+            if target is None or not target[1] or "." in target[1] or target[0] == rel:
+                continue
+            other = self.known(target[0])
+            source = other.forwarders.get(target[1]) if other is not None else None
+            if source:
+                given[dotted] = source
+        return given
 
     def _store(self, rel: str, facts: ModuleFacts) -> None:
         if facts.error is not None and not facts.too_large:
@@ -640,12 +679,12 @@ class PythonIndex:
             return  # module() parses them one by one, when asked
         results = _parse_in_pool([(display, text) for _, display, text, _ in todo], workers,
                                  progress)
-        for (rel, _display, _text, key), facts in zip(todo, results):
+        for (rel, _display, text, key), facts in zip(todo, results):
             if facts is None:
                 continue  # the pool broke: module() parses it here
-            self._store(rel, facts)
             if self.cache is not None and key and facts.internal_error is None:
                 self.cache.put(key, facts)
+            self._store(rel, self._with_forwarders(rel, facts, text))
 
     def might_lock(self, rel: str) -> bool:
         """The prefilter's verdict. A module it passes over is noted in the stat index (a
@@ -684,7 +723,7 @@ class PythonIndex:
         if self.cache is not None:
             facts = self.cache.get(self.cache.key("python", f.display, text))
             if isinstance(facts, ModuleFacts):
-                self._store(rel, facts)
+                self._store(rel, self._with_forwarders(rel, facts, text))
         return True
 
     # -- reachability

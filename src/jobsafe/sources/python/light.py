@@ -75,6 +75,8 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
                 facts.bindings[node.target.id] = reader.value(node.value)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             facts.function_calls[node.name] = _called(node)
+            if isinstance(node, ast.FunctionDef) and _forwards(node):
+                facts.forwarders[node.name] = ast.get_source_segment(text, node) or ""
         elif isinstance(node, ast.ClassDef):
             info = ClassInfo(bases=tuple(reader.value(b) for b in node.bases))
             for stmt in node.body:
@@ -87,6 +89,25 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
                         (reader.value(stmt.value), ""))
             facts.classes[node.name] = info
     return facts
+
+
+def _forwards(function: ast.FunctionDef) -> bool:
+    """Only returns a call chain of its parameters (``db_locks._forwarded_chain``, read by
+    another module: no name of this one)."""
+    args = function.args
+    if function.decorator_list or args.vararg or args.kwarg or args.posonlyargs:
+        return False
+    body = function.body[1:] if len(function.body) > 1 and isinstance(
+        function.body[0], ast.Expr) and isinstance(function.body[0].value, ast.Constant) and \
+        isinstance(function.body[0].value.value, str) else function.body
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or \
+            not isinstance(body[0].value, ast.Call):
+        return False
+    params = {a.arg for a in [*args.args, *args.kwonlyargs]}
+    return all(isinstance(n, (ast.Call, ast.Attribute, ast.keyword, ast.Load)) or
+               isinstance(n, ast.Name) and n.id in params or
+               isinstance(n, ast.Constant) and isinstance(n.value, (str, int, float))
+               for n in ast.walk(body[0].value))
 
 
 def _optional_class(annotation: ast.expr) -> ast.expr | None:

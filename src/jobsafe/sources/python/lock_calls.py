@@ -283,7 +283,8 @@ class LockCalls(DbLocks):
         kernel = next((apis.KERNEL_LOCK_CALLS[n] for n in names if n in apis.KERNEL_LOCK_CALLS), None)
         if kernel is not None:
             return self._kernel_lock(call, kernel, unit, calls)
-        forwarded = self._forwarded(call) if isinstance(func, cst.Name) else None
+        forwarded = self._forwarded(call) if isinstance(func, (cst.Name, cst.Attribute)) \
+            else None
         if forwarded is not None:  # _claim(Job.objects.filter(...)): the chain it makes
             found = self._db_lock(forwarded, unit, calls)
             if found is not None:

@@ -33,8 +33,10 @@ from .uses import UseSites
 from .values import argument, literal
 
 
-def parse_module(path: str, text: str) -> ModuleFacts:
-    """Analyse a module's source; a syntax error gives ``error`` and no units."""
+def parse_module(path: str, text: str, forwarders: dict[str, str] | None = None) -> ModuleFacts:
+    """Analyse a module's source; a syntax error gives ``error`` and no units.
+    ``forwarders``: the forwarding helpers of other modules it calls (dotted name as
+    imported -> source), read at their calls as the chains they return."""
     facts = ModuleFacts(path)
     if len(text) > MAX_MODULE_BYTES:
         facts.error = ParseError(Span(path, 1), f"Python module too large to analyse "
@@ -62,7 +64,7 @@ def parse_module(path: str, text: str) -> ModuleFacts:
         facts.error = ParseError(Span(path, 1), "Python module too deeply nested to analyse")
         return facts
     try:
-        _ModuleAnalyser(path, module, text, facts).run()
+        _ModuleAnalyser(path, module, text, facts, forwarders or {}).run()
     except RecursionError as exc:
         if _ast_depth(text) < SHALLOW_DEPTH:
             raise InternalRecursion(f"recursion without end on {path}") from exc
@@ -155,6 +157,8 @@ class _ModuleAnalyser(UseSites):
         for unit in units:
             self._analyse_unit(unit)
             self.facts.units[unit.name] = unit
+        self.facts.forwarders = self.exported_forwarders()
+        self.facts.forwarders_wanted = frozenset(self._wanted)
 
     def _module_prepass(self) -> None:
         for stmt in self.module.body:

@@ -99,7 +99,8 @@ class _Collector:
 class ModuleBase:
     """The module under analysis and the state its passes share."""
 
-    def __init__(self, path, module, text: str, facts: ModuleFacts):
+    def __init__(self, path, module, text: str, facts: ModuleFacts,
+                 imported_forwarders: dict[str, str] | None = None):
         self.path = path
         self.module = module
         self.facts = facts
@@ -149,6 +150,10 @@ class ModuleBase:
         #: the nodes those chains are made of
         self._expansions: dict[int, cst.Call | None] = {}
         self._written: dict[int, cst.Call] = {}  # id(rebuilt chain) -> the helper's call
+        #: other modules' forwarding helpers (dotted as imported -> source), and those the
+        #: module calls with a query but was not given
+        self.imported_forwarders = imported_forwarders or {}
+        self._wanted: set[str] = set()
         self._grafted: list[cst.CSTNode] = []
         literals = Evaluator({}, self.qualified)
         self.sym = Symbolizer(self.aliases, self.defined | assigned_names(module.body),
