@@ -1708,3 +1708,84 @@ def test_forwarding_helper_of_a_module_read_lightly(write_tree):
     })
     [job_] = run_analysis(root).project.jobs
     assert [(lock.kind, lock.api) for lock in job_.all_locks] == [("db-claim", "unique insert")]
+
+
+# -- a claim whose own condition lets a stale one be taken over: the status is not the
+#    claimed one, or the time the claim wrote is older than a limit
+STALE_JOB = '''from datetime import datetime, timedelta
+
+from peewee import CharField, DateTimeField, Model
+import sqlalchemy as sa
+
+STALE_HOURS = 6
+
+
+class Item(Model):
+    status = CharField()
+    claimed_at = DateTimeField(null=True)
+
+
+def main(session, table):
+{body}
+    print("working")
+
+
+if __name__ == "__main__":
+    main(None, None)
+'''
+
+
+@pytest.mark.parametrize("body, expected", [
+    # peewee: the threshold in a local, the update writing the clock to that column
+    ("    stale = datetime.utcnow() - timedelta(hours=STALE_HOURS)\n"
+     "    rows = (Item.update(status='running', claimed_at=datetime.utcnow())\n"
+     "            .where(Item.id == 1, (Item.status != 'running') | (Item.claimed_at < stale))\n"
+     "            .execute())\n    if rows == 0:\n        return", 6 * 3600.0),
+    # SQLAlchemy's or_(), the cutoff written in place
+    ("    rows = session.query(Item).filter(Item.id == 1, sa.or_(Item.status != 'running',\n"
+     "        Item.claimed_at <= datetime.utcnow() - timedelta(minutes=30))).update(\n"
+     "        {'status': 'running'}, claimed_at=datetime.utcnow())\n"
+     "    if not rows:\n        return", 1800.0),
+    # the old column is one the claim does not write: no takeover of this claim
+    ("    stale = datetime.utcnow() - timedelta(hours=STALE_HOURS)\n"
+     "    rows = (Item.update(status='running')\n"
+     "            .where(Item.id == 1, (Item.status != 'running') | (Item.claimed_at < stale))\n"
+     "            .execute())\n    if rows == 0:\n        return", None),
+    # newer than the cutoff: rows claimed lately, no expiry
+    ("    stale = datetime.utcnow() - timedelta(hours=STALE_HOURS)\n"
+     "    rows = (Item.update(status='running', claimed_at=datetime.utcnow())\n"
+     "            .where(Item.id == 1, (Item.status != 'running') | (Item.claimed_at > stale))\n"
+     "            .execute())\n    if rows == 0:\n        return", None),
+])
+def test_claim_taken_over_when_stale(write_tree, body, expected):
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n",
+                       "app/job.py": STALE_JOB.format(body=body)})
+    [job] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.ttl_seconds) for lock in job.all_locks] == [("db-claim", expected)]
+
+
+def test_job_reaches_a_lock_through_a_proxy_of_a_passed_over_module(write_tree):
+    """A worker holds a module-level proxy (``self._model = scanner``) whose method
+    forwards to the object it was configured with (``self._model.perform_scan()`` again, in a
+    module no recogniser keeps): the job reaches the implementation's lock, as it does when
+    it calls the implementation itself."""
+    proxy = ("from app.v4 import Scanner, NoopScanner\n\n\nclass Proxy:\n"
+             "    def configure(self, app):\n        try:\n            self._model = Scanner(app)\n"
+             "        except ValueError:\n            self._model = NoopScanner()\n"
+             "        return self\n\n    def perform_scan(self, size=None):\n"
+             "        return self._model.perform_scan(size)\n\n\nscanner = Proxy()\n")
+    v4 = ("import fcntl\n\n\nclass Scanner:\n    def __init__(self, app):\n        self.app = app\n\n"
+          "    def perform_scan(self, size=None):\n        with open('/run/scan.lock', 'w') as fh:\n"
+          "            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+          "            print('indexing', size)\n\n\n"
+          "class NoopScanner:\n    def perform_scan(self, size=None):\n        return None\n")
+    worker = ("from app.model import scanner\n\n\nclass Worker:\n    def __init__(self):\n"
+              "        self._model = scanner\n\n    def run(self):\n        self._model.perform_scan(10)\n\n\n"
+              "if __name__ == '__main__':\n    Worker().run()\n")
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/app/worker.py\n",
+                       "app/__init__.py": "", "app/model.py": proxy, "app/v4.py": v4,
+                       "app/worker.py": worker})
+    analysis = run_analysis(root)
+    [job] = analysis.project.jobs
+    assert [(lock.kind, lock.span.path) for lock in job.all_locks] == [("flock", "app/v4.py")]
+    assert "JOB101" not in {f.rule for f in analysis.findings}

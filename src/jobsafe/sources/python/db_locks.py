@@ -432,6 +432,8 @@ class DbLocks(ModuleBase):
         limit = self._takeover_age(calls, model) if expiry is None else None
         if expiry is None and limit is None:
             limit = self._written_expiry(call)
+        if expiry is None and limit is None:
+            limit = self._stale_takeover(call)
         if limit is not None:  # a number, or a name only the tree can read
             number = self.eval.number(limit)
             expiry = number if number is not None else UNKNOWN_TTL
@@ -671,6 +673,35 @@ class DbLocks(ModuleBase):
                     seconds = self.eval.number(arg.value.right)
                     if seconds is not None:
                         return seconds
+        return None
+
+    def _stale_takeover(self, call) -> cst.BaseExpression | None:
+        """The age after which another run takes the claim over, written in its condition
+        as an alternative: ``(Model.status != RUNNING) | (Model.claimed_at < now - LIMIT)``
+        (``or_(...)``), the update setting that column to the clock. The age (LIMIT)."""
+        update = call if isinstance(call.func, cst.Attribute) and \
+            call.func.attr.value == "update" else \
+            self._chain_call(call.func.value, "update") if isinstance(call.func, cst.Attribute) \
+            else None
+        clocked = {arg.keyword.value for arg in update.args if arg.keyword is not None and
+                   self._clock_reading(arg.value)} if isinstance(update, cst.Call) else set()
+        for node in walk(call) if clocked else ():
+            parts = [node.left, node.right] if isinstance(node, cst.BinaryOperation) and \
+                isinstance(node.operator, cst.BitOr) else \
+                [a.value for a in node.args] if isinstance(node, cst.Call) and \
+                called_name(node) == "or_" else []
+            for part in parts:
+                if not isinstance(part, cst.Comparison):
+                    continue
+                column = self._compared_column(part)
+                if column is None or column[1] not in clocked or not isinstance(
+                        part.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)):
+                    continue
+                cutoff = part.comparisons[0].comparator
+                if isinstance(cutoff, cst.Name):
+                    cutoff = self._local_chain(cutoff) or cutoff
+                if self._cutoff(cutoff):
+                    return _age(cutoff)
         return None
 
     def _written_expiry(self, call) -> cst.BaseExpression | None:

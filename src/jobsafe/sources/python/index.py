@@ -433,14 +433,19 @@ class PythonIndex:
                 self._typed_method_call(site, unit, facts):
             return True
         func = site.callee.func if isinstance(site.callee, Call) else None
-        if depth > 3 or not isinstance(func, (Global, Imported)):
+        if depth > 3:
             return False
         rel = self.rel_of(facts)
-        if isinstance(func, Imported) and not func.dotted.startswith(".") and \
+        if isinstance(func, Attr):
+            target = self._typed_method(func, Where(rel, unit.name))
+        elif isinstance(func, Imported) and not func.dotted.startswith(".") and \
                 func.dotted.split(".", 1)[0] not in self._top_names:
             return False  # a library's (os.path.join, requests.get)
-        target = self.semantics.resolve_dotted(rel, func.dotted) \
-            if isinstance(func, Imported) else (rel, func.name)
+        elif isinstance(func, (Global, Imported)):
+            target = self.semantics.resolve_dotted(rel, func.dotted) \
+                if isinstance(func, Imported) else (rel, func.name)
+        else:
+            return False
         if target is None or not target[1] or self.might_lock(target[0]):
             return False  # a library's, or judged by lock_names
         key = (target, site.use)
@@ -454,6 +459,40 @@ class PythonIndex:
                 _hands_back_lock(inner) or any(self.may_take(s, inner, target_facts, depth + 1)
                                                for s in entered_sites(inner, site.use)))
         return self._reaches[key]
+
+    def _typed_method(self, func: Attr, where: Where) -> tuple[str, str] | None:
+        """(module, Class.method) of a method called on an object the unit holds or the
+        module has (``self._model.index()``, ``model.index()`` with ``model =
+        Proxy()``), when the method's name is one of a method that reaches a lock
+        (``lock_method_names``): a class of a module the prefilter passed over may stand
+        between the job and a lock class (a proxy, a facade). Only these receivers are
+        typed, and only for these names (typing every call is too dear)."""
+        if func.name not in self.lock_method_names or not (
+                isinstance(func.base, (Global, Imported)) or
+                isinstance(func.base, Attr) and isinstance(func.base.base, SelfRef)):
+            return None
+        kind = self.semantics.kind(func.base, where)
+        if not kind.startswith("instance:"):
+            return None
+        _, rel, cls = kind.split(":", 2)
+        return rel, f"{cls}.{func.name}"
+
+    @cached_property
+    def lock_method_names(self) -> frozenset[str]:
+        """Names of the methods, in modules read as code (kept by the prefilter, or calling
+        an abstraction of the project's), that take a lock or call something that may (not
+        a builtin's name: ``get``, ``run`` of dict or str)."""
+        names = self.lock_names
+        found = set()
+        callers = [facts for rel in sorted(self.files) if self._callers.get(rel)
+                   for facts in [self.module(rel)] if facts is not None and facts.error is None]
+        for facts in [*self._kept_modules, *callers]:
+            for unit in facts.units.values():
+                cls, _, method = unit.name.rpartition(".")
+                if cls and method not in _BUILTIN_METHODS and (unit.locks or any(
+                        self.may_reach(site, unit, facts, names) for site in unit.callsites)):
+                    found.add(method)
+        return frozenset(found)
 
     def may_reach(self, site: CallSite, unit: Unit, facts: ModuleFacts, names) -> bool:
         """A site calling one of ``names``, or whose callee cannot be named (a helper's
@@ -479,9 +518,10 @@ class PythonIndex:
         if facts.units:  # parsed in full already
             return name in facts.units
         seen, todo = {name}, [name]
+        methods = self.lock_method_names if "." in name else frozenset()
         while todo and len(seen) < 8:
             called = facts.function_calls.get(todo.pop(), frozenset())
-            if not self.lock_names.isdisjoint(called):
+            if not self.lock_names.isdisjoint(called) or not methods.isdisjoint(called):
                 return True
             local = {c for c in called if c in facts.function_calls} - seen
             seen |= local
@@ -751,8 +791,12 @@ class PythonIndex:
                 continue
             unit = facts.units[unit_name]
             order.append((facts, unit))
-            for call in unit.calls:
-                target = self._resolve_call(module_rel, facts, unit_name, call)
+            targets = [self._resolve_call(module_rel, facts, unit_name, call)
+                       for call in unit.calls]
+            targets += [self._typed_method(site.callee.func, Where(module_rel, unit_name))
+                        for site in unit.callsites if isinstance(site.callee, Call) and
+                        isinstance(site.callee.func, Attr)]  # self._model.index()
+            for target in targets:
                 if target is None:
                     continue
                 queue.append(target)
