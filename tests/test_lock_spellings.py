@@ -1789,3 +1789,60 @@ def test_job_reaches_a_lock_through_a_proxy_of_a_passed_over_module(write_tree):
     [job] = analysis.project.jobs
     assert [(lock.kind, lock.span.path) for lock in job.all_locks] == [("flock", "app/v4.py")]
     assert "JOB101" not in {f.rule for f in analysis.findings}
+
+
+HANDED_STATE = '''import fcntl
+import os
+
+
+def lock_file(fd):
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def open_state(path):
+    fd = os.open(path, os.O_RDWR | os.O_CREAT)
+    lock_file(fd)
+    return os.fdopen(fd, "w+")
+
+
+class State:
+    def __init__(self, statefile):
+        self.statefile = statefile
+
+    def save(self):
+        self.statefile.write("{{}}")
+
+    def close(self):
+        self.statefile.close()
+
+
+def watch():
+    statefile = open_state("/run/watch.state")
+    notepad = State(statefile)
+    print("watching")
+    notepad.save()
+    notepad.{last}()
+    return 0
+
+
+def main():
+    return watch()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("last, expected", [
+    # the wrapper's close() closes the locked file: let go of there, inside watch()
+    ("close", [("flock", 27, "plain")]),
+    # nothing closes it: held when watch() returns, so taken at its call
+    ("save", [("flock", 36, "process-exit")]),
+])
+def test_locked_file_handed_to_an_object_that_closes_it(write_tree, last, expected):
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/app/watch.py\n",
+                       "app/watch.py": HANDED_STATE.format(last=last)})
+    [job] = run_analysis(root).project.jobs
+    assert [(lock.kind, lock.span.line, lock.release) for lock in job.all_locks
+            if lock.span.line > 12] == expected

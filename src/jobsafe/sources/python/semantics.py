@@ -1486,10 +1486,37 @@ class Semantics:
             return [replace(lock, release=release, release_span=span,
                             scope_lines=(site.scope_lines[0], end))
                     if lock in held else lock for lock in found]
+        handed = self._handed_and_let_go(site, where) if held and site.assigned else None
+        if handed is not None:  # the locked file handed to an object that closes it
+            release, span, end = handed
+            return [replace(lock, release=release, release_span=span,
+                            scope_lines=(site.scope_lines[0], end))
+                    if lock in held else lock for lock in found]
         if held and site.object_confined:  # dropped on return: its files closed
             return [replace(lock, release="finally", release_span=None)
                     if lock in held else lock for lock in found]
         return found
+
+    def _handed_and_let_go(self, site: CallSite, where: Where):
+        """(release, span, last line held) where the unit lets go of a locked file object
+        it handed to an object of the project's (``fh = open_locked(p)``, ``state =
+        State(fh)``, then ``state.close()``, a method that closes one of its handles)."""
+        unit = self.unit(where)
+        if unit is None:
+            return None
+        for other in unit.callsites:
+            if other.assigned is None or other.span.line <= site.span.line or \
+                    not isinstance(other.callee, Call) or not any(
+                        isinstance(value, Local) and value.name == site.assigned
+                        for _, value in other.callee.args):
+                continue
+            made = self._constructed(other.callee, where)
+            for _, method, release, span, end, when in unit.object_calls.get(other.assigned, ()):
+                target = self.class_method(made[0], made[1], method) if made else None
+                if target is not None and self._lets_go(target) and (
+                        when is None or self._runs_when(when, where)):
+                    return release, span, end
+        return None
 
     def _object_class(self, site: CallSite, where: Where) -> tuple[str, str] | None:
         """(module, class) of the object a site makes or calls a method of."""

@@ -185,6 +185,8 @@ class CallSite:
     #: that object is a local the unit never lets out of it (not returned, passed or
     #: stored): dropped, its files closed, when the unit returns
     object_confined: bool = False
+    #: the name the call's result is bound to (``fh = open_locked(p)``)
+    assigned: str | None = None
 
 
 @dataclass(frozen=True)

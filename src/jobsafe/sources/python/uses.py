@@ -417,7 +417,8 @@ class UseSites(LockCalls, Hazards):
             answer_read=called and not isinstance(self._parent.get(node), cst.Expr) and
             self._answer_read(node, unit),
             silenced=called and self._silently_caught(node), when=self._run_when(node, unit),
-            always=self._always_runs(node)))
+            always=self._always_runs(node),
+            assigned=self._assigned_to(node) if called else None))
 
     def _run_when(self, node, unit: Unit) -> tuple[Param, bool] | None:
         """The parameter of the unit an ``if`` around the site tests (``if flock:``)."""
