@@ -1764,7 +1764,18 @@ def test_claim_taken_over_when_stale(write_tree, body, expected):
     assert [(lock.kind, lock.ttl_seconds) for lock in job.all_locks] == [("db-claim", expected)]
 
 
-def test_job_reaches_a_lock_through_a_proxy_of_a_passed_over_module(write_tree):
+@pytest.mark.parametrize("scanner_body", [
+    # the lock in the method the proxy calls
+    "    def perform_scan(self, size=None):\n        with open('/run/scan.lock', 'w') as fh:\n"
+    "            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+    "            print('indexing', size)\n",
+    # ... or in a method of its own that it calls
+    "    def perform_scan(self, size=None):\n        return self._scan_batch(size)\n\n"
+    "    def _scan_batch(self, size):\n        with open('/run/scan.lock', 'w') as fh:\n"
+    "            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+    "            print('indexing', size)\n",
+])
+def test_job_reaches_a_lock_through_a_proxy_of_a_passed_over_module(write_tree, scanner_body):
     """A worker holds a module-level proxy (``self._model = scanner``) whose method
     forwards to the object it was configured with (``self._model.perform_scan()`` again, in a
     module no recogniser keeps): the job reaches the implementation's lock, as it does when
@@ -1775,9 +1786,7 @@ def test_job_reaches_a_lock_through_a_proxy_of_a_passed_over_module(write_tree):
              "        return self\n\n    def perform_scan(self, size=None):\n"
              "        return self._model.perform_scan(size)\n\n\nscanner = Proxy()\n")
     v4 = ("import fcntl\n\n\nclass Scanner:\n    def __init__(self, app):\n        self.app = app\n\n"
-          "    def perform_scan(self, size=None):\n        with open('/run/scan.lock', 'w') as fh:\n"
-          "            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
-          "            print('indexing', size)\n\n\n"
+          f"{scanner_body}\n\n"
           "class NoopScanner:\n    def perform_scan(self, size=None):\n        return None\n")
     worker = ("from app.model import scanner\n\n\nclass Worker:\n    def __init__(self):\n"
               "        self._model = scanner\n\n    def run(self):\n        self._model.perform_scan(10)\n\n\n"

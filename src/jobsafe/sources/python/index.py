@@ -480,18 +480,26 @@ class PythonIndex:
     @cached_property
     def lock_method_names(self) -> frozenset[str]:
         """Names of the methods, in modules read as code (kept by the prefilter, or calling
-        an abstraction of the project's), that take a lock or call something that may (not
-        a builtin's name: ``get``, ``run`` of dict or str)."""
+        an abstraction of the project's), that take a lock or call something that may,
+        themselves or through the methods they call by name (not a builtin's name: ``get``,
+        ``run`` of dict or str)."""
         names = self.lock_names
-        found = set()
         callers = [facts for rel in sorted(self.files) if self._callers.get(rel)
                    for facts in [self.module(rel)] if facts is not None and facts.error is None]
-        for facts in [*self._kept_modules, *callers]:
-            for unit in facts.units.values():
-                cls, _, method = unit.name.rpartition(".")
-                if cls and method not in _BUILTIN_METHODS and (unit.locks or any(
-                        self.may_reach(site, unit, facts, names) for site in unit.callsites)):
+        methods = [(facts, unit, unit.name.rpartition(".")[2]) for facts in
+                   [*self._kept_modules, *callers] for unit in facts.units.values()
+                   if "." in unit.name and unit.name.rpartition(".")[2] not in _BUILTIN_METHODS]
+        found = {method for facts, unit, method in methods if unit.locks or any(
+            self.may_reach(site, unit, facts, names) for site in unit.callsites)}
+        grown = True
+        while grown:  # and the methods that call those by name (self._index(), x.scan())
+            grown = False
+            for _, unit, method in methods:
+                if method not in found and any(
+                        isinstance(site.callee, Call) and isinstance(site.callee.func, Attr)
+                        and site.callee.func.name in found for site in unit.callsites):
                     found.add(method)
+                    grown = True
         return frozenset(found)
 
     def may_reach(self, site: CallSite, unit: Unit, facts: ModuleFacts, names) -> bool:
