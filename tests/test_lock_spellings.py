@@ -1,4 +1,6 @@
 """Lock spellings real code uses, each beside a look-alike that takes no lock."""
+from pathlib import Path
+
 import pytest
 
 from conftest import run_analysis
@@ -1855,3 +1857,53 @@ def test_locked_file_handed_to_an_object_that_closes_it(write_tree, last, expect
     [job] = run_analysis(root).project.jobs
     assert [(lock.kind, lock.span.line, lock.release) for lock in job.all_locks
             if lock.span.line > 12] == expected
+
+
+DAEMON = '''import sys
+
+from app.instance import Instance
+
+
+class Daemon:
+    def __init__(self):
+        self.instance = Instance("daemon")
+
+    def daemonize(self):
+        print("detaching")
+        self.instance.write_lock()
+
+    def start(self):
+        if self.instance.is_locked():
+            sys.exit("already running")
+        self.daemonize()
+        try:
+            print("serving")
+        finally:
+            {release}
+
+
+if __name__ == "__main__":
+    Daemon().start()
+'''
+
+
+@pytest.mark.parametrize("release, expected", [
+    # tested in start(), written in the daemonize() it calls, removed in start()'s finally
+    ("self.instance.release_lock()", [("pid-file", 12, "finally")]),
+    # a method of its own that does not touch the object: nothing is driven there
+    ("print('stopped')", [("pid-file", 12, "none")]),
+])
+def test_pid_protocol_driven_across_methods_of_the_holder(write_tree, release, expected):
+    """backintime's Daemon: the object it holds (``self.appInstance``) is tested in one
+    method and written in another that the first calls."""
+    instance = (Path(__file__).parent / "fixtures/pid_protocols/app/instance.py").read_text()
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/app/daemon.py\n",
+                       "app/__init__.py": "", "app/instance.py": instance,
+                       "app/daemon.py": DAEMON.format(release=release)})
+    analysis = run_analysis(root)
+    [job] = analysis.project.jobs
+    assert [(lock.kind, lock.span.line, lock.release) for lock in job.all_locks
+            if lock.span.path == "app/daemon.py"] == expected
+    # the test and the write are two steps: two starts can both pass the test (JOB201)
+    assert ("JOB201", "app/daemon.py", 15) in {(f.rule, f.span.path, f.span.line)
+                                               for f in analysis.findings}

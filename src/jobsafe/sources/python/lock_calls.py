@@ -736,6 +736,14 @@ class LockCalls(DbLocks):
                                                                checkout.func.attr.value))
         return None, {}
 
+    def _writes_pid(self, call: cst.Call, unit: Unit) -> bool:
+        """The statement that creates a file writes the process id into it."""
+        pid_names = frozenset(
+            n.targets[0].target.value for n in self._nodes_of(unit)
+            if type(n) is cst.Assign and len(n.targets) == 1 and
+            isinstance(n.targets[0].target, cst.Name) and "getpid" in self.code(n.value))
+        return _reads_pid(self.code(self._statement(call)), pid_names)
+
     def _path_effects(self, name: str, receiver: tuple[str, str] | None,
                       depth: int = 0) -> PathEffects:
         """A function's effects on lock-file paths that mean the same to its callers (an
@@ -766,7 +774,7 @@ class LockCalls(DbLocks):
             created = self._creation(call)
             if created is not None and (path := shared(created[0])) is not None:
                 effects.creates[path] = created[1]
-                if _writes_pid(self.code(self._statement(call))):
+                if self._writes_pid(call, unit):
                     effects.writes_pid.add(path)
             inner = self._call_effects(call, unit, receiver, depth + 1)
             effects.tests |= inner.tests
@@ -866,8 +874,7 @@ class LockCalls(DbLocks):
             guarded = (atomic or bool(helper)) and (self._exception_checked(call) or
                                                     self._in_if_test(call))
             removal = self._removal(path, call, calls)
-            writes_pid = _writes_pid(self.code(self._statement(call))) or \
-                path in effects[id(call)].writes_pid
+            writes_pid = self._writes_pid(call, unit) or path in effects[id(call)].writes_pid
             # a lock, not just "do not overwrite": a lock-like name, a PID in it, or removal
             looks_like_lock = bool(apis.LOCKISH_PATH.search(path)) or removal is not None or \
                 writes_pid
@@ -1355,8 +1362,10 @@ def _shared_path(path: str) -> bool:
     return path.startswith(("self.", "/"))
 
 
-def _writes_pid(statement_code: str) -> bool:
-    return "getpid" in statement_code
+def _reads_pid(code: str, pid_names: frozenset[str]) -> bool:
+    """The code reads the process id: ``os.getpid()``, or a name the function bound to it
+    (``pid = os.getpid()`` ... ``f.write("{}\\n".format(pid))``)."""
+    return "getpid" in code or any(re.search(rf"\b{re.escape(n)}\b", code) for n in pid_names)
 
 
 def _negated(test) -> bool:

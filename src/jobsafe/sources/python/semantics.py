@@ -1554,13 +1554,7 @@ class Semantics:
         tested: dict[tuple[Value, str], CallSite] = {}
         found = []
         sites = sorted(unit.callsites, key=lambda s: (s.span.line, s.span.column))
-        for site in sites:
-            callee = site.callee
-            if site.use != "call" or not isinstance(callee, Call):
-                continue
-            driven = self._driven(callee, where)
-            if driven is None:
-                continue
+        for site, driven in self._driven_sites(sites, where):
             receiver, effects, name = driven
             if isinstance(receiver, SelfRef):
                 continue  # the module's own reading strings a class's methods together
@@ -1594,6 +1588,32 @@ class Semantics:
                                  else site.scope_lines[1]),
                     function=where.unit, confidence=Confidence.MEDIUM))
         return found
+
+    def _driven_sites(self, sites: list[CallSite], where: Where):
+        """(site, what it drives) of the calls that run an object's methods, in order; a
+        call of a method of the function's own class (``self.daemonize()``) stands for
+        the calls it makes on an object the instance holds (``self.app.start()``), at
+        their own places (the test in ``start()``, the write in ``daemonize()``)."""
+        for site in sites:
+            callee = site.callee
+            if site.use != "call" or not isinstance(callee, Call):
+                continue
+            driven = self._driven(callee, where)
+            if driven is not None:
+                yield site, driven
+                continue
+            func = callee.func
+            if not (isinstance(func, Attr) and isinstance(func.base, SelfRef)):
+                continue
+            method = self.class_method(where.rel, func.base.cls, func.name)
+            unit = self.units_of(method[0]).get(method[1]) if method is not None else None
+            inner = Where(method[0], method[1]) if method is not None else where
+            for inner_site in unit.callsites if unit is not None else ():
+                found = self._driven(inner_site.callee, inner) if inner_site.use == "call" \
+                    and isinstance(inner_site.callee, Call) else None
+                if found is not None and isinstance(found[0], Attr) and \
+                        isinstance(found[0].base, SelfRef):
+                    yield inner_site, found
 
     def _serialised(self, receiver: Value, test: CallSite, create: CallSite,
                     sites: list[CallSite], where: Where) -> bool:
