@@ -1758,6 +1758,19 @@ if __name__ == "__main__":
      "    rows = (Item.update(status='running', claimed_at=datetime.utcnow())\n"
      "            .where(Item.id == 1, (Item.status != 'running') | (Item.claimed_at > stale))\n"
      "            .execute())\n    if rows == 0:\n        return", None),
+    # tested before the claim: skipped while the time it writes is newer than a cutoff
+    ("    now = datetime.utcnow()\n    cutoff = now - timedelta(hours=STALE_HOURS)\n"
+     "    row = Item.get_by_id(1)\n    if row.claimed_at is not None and row.claimed_at > cutoff:\n"
+     "        return\n"
+     "    rows = (Item.update(claimed_at=now)\n"
+     "            .where(Item.id == 1, Item.claimed_at == row.claimed_at).execute())\n"
+     "    if rows == 0:\n        return", 6 * 3600.0),
+    # ... a column the claim does not write: no takeover
+    ("    now = datetime.utcnow()\n    cutoff = now - timedelta(hours=STALE_HOURS)\n"
+     "    row = Item.get_by_id(1)\n    if row.seen_at > cutoff:\n        return\n"
+     "    rows = (Item.update(status='running')\n"
+     "            .where(Item.id == 1, Item.status != 'running').execute())\n"
+     "    if rows == 0:\n        return", None),
 ])
 def test_claim_taken_over_when_stale(write_tree, body, expected):
     root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/app/job.py\n",

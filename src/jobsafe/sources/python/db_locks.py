@@ -433,7 +433,7 @@ class DbLocks(ModuleBase):
         if expiry is None and limit is None:
             limit = self._written_expiry(call)
         if expiry is None and limit is None:
-            limit = self._stale_takeover(call)
+            limit = self._stale_takeover(call) or self._skipped_while_newer(call)
         if limit is not None:  # a number, or a name only the tree can read
             number = self.eval.number(limit)
             expiry = number if number is not None else UNKNOWN_TTL
@@ -679,12 +679,7 @@ class DbLocks(ModuleBase):
         """The age after which another run takes the claim over, written in its condition
         as an alternative: ``(Model.status != RUNNING) | (Model.claimed_at < now - LIMIT)``
         (``or_(...)``), the update setting that column to the clock. The age (LIMIT)."""
-        update = call if isinstance(call.func, cst.Attribute) and \
-            call.func.attr.value == "update" else \
-            self._chain_call(call.func.value, "update") if isinstance(call.func, cst.Attribute) \
-            else None
-        clocked = {arg.keyword.value for arg in update.args if arg.keyword is not None and
-                   self._clock_reading(arg.value)} if isinstance(update, cst.Call) else set()
+        clocked = self._clocked_columns(call)
         for node in walk(call) if clocked else ():
             parts = [node.left, node.right] if isinstance(node, cst.BinaryOperation) and \
                 isinstance(node.operator, cst.BitOr) else \
@@ -701,6 +696,49 @@ class DbLocks(ModuleBase):
                 if isinstance(cutoff, cst.Name):
                     cutoff = self._local_chain(cutoff) or cutoff
                 if self._cutoff(cutoff):
+                    return _age(cutoff)
+        return None
+
+    def _clocked_columns(self, call) -> set[str]:
+        """The columns a claim's update sets to the clock (``claimed_at=utcnow()``, or a
+        local bound to a clock reading): the time it was taken."""
+        update = call if isinstance(call.func, cst.Attribute) and \
+            call.func.attr.value == "update" else \
+            self._chain_call(call.func.value, "update") if isinstance(call.func, cst.Attribute) \
+            else None
+        return {arg.keyword.value for arg in update.args if arg.keyword is not None and
+                self._clock_reading(arg.value)} if isinstance(update, cst.Call) else set()
+
+    def _skipped_while_newer(self, call) -> cst.BaseExpression | None:
+        """The age after which a claim is taken again, tested before it: an ``if`` of the
+        function that leaves (returns, continues, raises) while the time the claim writes
+        is newer than a cutoff (``if state.notified_at > now - LIMIT: return False``, then
+        ``update(notified_at=now)``). The age (LIMIT)."""
+        clocked = self._clocked_columns(call)
+        if not clocked:
+            return None
+        unit = self.unit_at(self._written_as(call))
+        line = self.line(call)
+        for node in self._nodes_of(unit):
+            if type(node) is not cst.If or self.line(node) >= line or \
+                    contains(node, self._written_as(call)) or not any(
+                        isinstance(n, (cst.Return, cst.Continue, cst.Raise))
+                        for n in walk(node.body)):
+                continue
+            for comparison in [node.test, *walk(node.test)]:
+                if not isinstance(comparison, cst.Comparison) or \
+                        len(comparison.comparisons) != 1:
+                    continue
+                target = comparison.comparisons[0]
+                newer = isinstance(target.operator, (cst.GreaterThan, cst.GreaterThanEqual))
+                older = isinstance(target.operator, (cst.LessThan, cst.LessThanEqual))
+                held, cutoff = (comparison.left, target.comparator) if newer else \
+                    (target.comparator, comparison.left) if older else (None, None)
+                if not (isinstance(held, cst.Attribute) and held.attr.value in clocked):
+                    continue  # (the time the claim writes, not another)
+                if isinstance(cutoff, cst.Name):
+                    cutoff = self._local_chain(cutoff) or cutoff
+                if cutoff is not None and self._cutoff(cutoff):
                     return _age(cutoff)
         return None
 
