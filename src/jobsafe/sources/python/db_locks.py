@@ -144,15 +144,19 @@ class DbLocks(ModuleBase):
 
     def _want_forwarder(self, call: cst.Call) -> None:
         """Note a call of another module's function that may stand for a claim: given a
-        query (``take(Job.objects, ...)``), stopped by ``IntegrityError``, or deciding what
-        runs next. If that function forwards its parameters, the index reads this module
-        again with it."""
+        query (``take(Job.objects, ...)``), stopped by ``IntegrityError``, or a statement
+        of its own whose row owner is compared after it (``_owner_confirmed``). If that
+        function forwards its parameters, the index reads this module again with it.
+        (Asked of most calls: only cheap tests, the dearest last.)"""
+        if not call.args:
+            return
         names = self.qualified(call.func)
         if not names or any(n.startswith("builtins.") for n in names):
             return
         if any(isinstance(n, cst.Attribute) and n.attr.value in ("objects", "query") and
                self._is_query(n) for arg in call.args for n in [arg.value, *walk(arg.value)]) \
-                or self._stopped_by_integrity_error(call) or self._decides(call):
+                or self._stopped_by_integrity_error(call) or \
+                isinstance(self._parent.get(call), cst.Expr) and self._owner_confirmed(call):
             self._wanted.update(names)  # and the helpers that build its arguments
             self._wanted.update(name for arg in call.args for n in [arg.value, *walk(arg.value)]
                                 if isinstance(n, cst.Call)

@@ -120,6 +120,7 @@ class PythonIndex:
         self._callers: dict[str, bool] = {}
         self._light: dict[str, ModuleFacts | None] = {}
         self._forwarding: set[str] = set()  # modules being read again with forwarders
+        self._forwarders_read: dict[str, dict[str, str]] = {}  # (from light facts)
         #: (function, use) of a module the prefilter passed over -> whether it may lock
         self._reaches: dict[tuple[tuple[str, str], str], bool] = {}
         #: id(use site) -> (the site, the names it may call): kept alive with its key
@@ -689,6 +690,26 @@ class PythonIndex:
                 cache.put(key, again)
         return again
 
+    def _forwarders_in(self, rel: str) -> dict[str, str]:
+        """A module's forwarding helpers: from its facts when it was parsed, else from its
+        light facts (never a full parse for this: asked while modules are stored)."""
+        parsed = self._modules.get(rel) or self._light.get(rel)
+        if parsed is not None:
+            return parsed.forwarders
+        if rel not in self._forwarders_read:
+            f = self.files.get(rel)
+            text = self.read(f) if f is not None else None
+            key = self.cache.key("python-light", f.display, text) \
+                if self.cache and f is not None and text is not None else None
+            facts = self.cache.get(key) if self.cache and key else None
+            if not isinstance(facts, ModuleFacts) and f is not None and text is not None:
+                facts = light_facts(f.display, text)
+                if self.cache and key and facts is not None:
+                    self.cache.put(key, facts)
+            self._forwarders_read[rel] = facts.forwarders if isinstance(facts, ModuleFacts) \
+                else {}
+        return self._forwarders_read[rel]
+
     def _forwarders_of(self, rel: str, wanted: frozenset[str]) -> dict[str, str]:
         """The sources of the forwarding helpers among ``wanted`` (dotted as imported in
         ``rel``)."""
@@ -697,8 +718,7 @@ class PythonIndex:
             target = self.semantics.resolve_dotted(rel, dotted)
             if target is None or not target[1] or "." in target[1] or target[0] == rel:
                 continue
-            other = self.known(target[0])
-            source = other.forwarders.get(target[1]) if other is not None else None
+            source = self._forwarders_in(target[0]).get(target[1])
             if source:
                 given[dotted] = source
         return given
