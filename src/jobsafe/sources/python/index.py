@@ -515,22 +515,24 @@ class PythonIndex:
     def calls_lock_name(self, rel: str, name: str) -> bool:
         """``_may_call_lock_name`` once ``lock_names`` is known (before, while it is being
         found, no module is read in full for it)."""
-        return "lock_names" in self.__dict__ and self._may_call_lock_name(rel, name)
+        return "lock_names" in self.__dict__ and self._may_call_lock_name(rel, name, False)
 
-    def _may_call_lock_name(self, rel: str, name: str) -> bool:
+    def _may_call_lock_name(self, rel: str, name: str, methods: bool = True) -> bool:
         """Whether a function of a module the prefilter passed over calls one of
         ``lock_names``, itself or through the module's own functions it calls (read from
-        its light facts, before parsing the module in full)."""
+        its light facts, before parsing the module in full); ``methods``: or, for a
+        method, one of ``lock_method_names`` (a proxy's ``self._model.index()``: asked
+        where a typed call is followed, not on every name the semantics resolves)."""
         facts = self.known(rel)
         if facts is None:
             return False
         if facts.units:  # parsed in full already
             return name in facts.units
         seen, todo = {name}, [name]
-        methods = self.lock_method_names if "." in name else frozenset()
+        method_names = self.lock_method_names if methods and "." in name else frozenset()
         while todo and len(seen) < 8:
             called = facts.function_calls.get(todo.pop(), frozenset())
-            if not self.lock_names.isdisjoint(called) or not methods.isdisjoint(called):
+            if not self.lock_names.isdisjoint(called) or not method_names.isdisjoint(called):
                 return True
             local = {c for c in called if c in facts.function_calls} - seen
             seen |= local
