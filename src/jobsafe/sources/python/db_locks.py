@@ -153,9 +153,11 @@ class DbLocks(ModuleBase):
         names = self.qualified(call.func)
         if not names or any(n.startswith("builtins.") for n in names):
             return
-        if any(isinstance(n, cst.Attribute) and n.attr.value in ("objects", "query") and
-               self._is_query(n) for arg in call.args for n in [arg.value, *walk(arg.value)]) \
-                or self._stopped_by_integrity_error(call) or \
+        text = self.module_text
+        if ("objects" in text or "query" in text) and any(
+                isinstance(n, cst.Attribute) and n.attr.value in ("objects", "query") and
+                self._is_query(n) for arg in call.args for n in [arg.value, *walk(arg.value)]) \
+                or "IntegrityError" in text and self._stopped_by_integrity_error(call) or \
                 isinstance(self._parent.get(call), cst.Expr) and self._owner_confirmed(call):
             self._wanted.update(names)  # and the helpers that build its arguments
             self._wanted.update(name for arg in call.args for n in [arg.value, *walk(arg.value)]
