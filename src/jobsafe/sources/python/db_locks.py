@@ -196,13 +196,18 @@ class DbLocks(ModuleBase):
         given = _bound(function, call)
         if given is None:
             return None
-        made: list[cst.CSTNode] = []
+        made: list[cst.CSTNode] = []  # the chain's new nodes
+        nested: list[cst.Call] = []  # the arguments' own chains, rebuilt
 
         def chain_of(node):
             if isinstance(node, cst.Name) and node.value in given:
                 value = given[node.value]
-                return (self._expanded(value, depth + 1) or value) \
-                    if isinstance(value, cst.Call) else value
+                inner = self._expanded(value, depth + 1) if isinstance(value, cst.Call) \
+                    else None
+                if inner is None:
+                    return value
+                nested.append(inner)
+                return inner
             if isinstance(node, cst.Call):
                 new = cst.Call(func=chain_of(node.func), args=[
                     cst.Arg(value=chain_of(arg.value), keyword=arg.keyword) for arg in node.args])
@@ -216,7 +221,7 @@ class DbLocks(ModuleBase):
         expanded = chain_of(chain)
         where, unit = self._ranges[id(call)], self._node_unit.get(id(call))
         self._parent.adopt(expanded, self._parent.get(call))
-        inner = {id(node) for node in made} | {id(e) for e in self._expansions.values() if e}
+        inner = {id(node) for node in [*made, *nested]}
         for node in made:
             self._ranges[id(node)] = where
             if unit is not None:
@@ -599,7 +604,8 @@ class DbLocks(ModuleBase):
             return False
         read = re.compile(rf"\b{re.escape(name)}\b") if name else None
         return any(any(isinstance(x, cst.Raise) for x in walk(n.body)) and (
-            _in_test(n, self._written_as(call)) or read is not None and read.search(self.code(n.test)) or
+            _in_test(n, self._written_as(call)) or
+            read is not None and read.search(self.code(n.test)) or
             re.search(r"\.(?:locked_by|owner|claimed_by|holder)\b", self.code(n.test)))
             for n in tests)
 
@@ -698,20 +704,29 @@ class DbLocks(ModuleBase):
                 if column is None or column[1] not in clocked or not isinstance(
                         part.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)):
                     continue
-                cutoff = part.comparisons[0].comparator
-                if isinstance(cutoff, cst.Name):
-                    cutoff = self._local_chain(cutoff) or cutoff
-                if self._cutoff(cutoff):
-                    return _age(cutoff)
+                age = self._age_of_cutoff(part.comparisons[0].comparator)
+                if age is not None:
+                    return age
         return None
+
+    def _update_of(self, call):
+        """The ``update(...)`` call of a claim's chain: the call itself, or the one a
+        peewee ``.execute()`` runs."""
+        if not isinstance(call.func, cst.Attribute):
+            return None
+        return call if call.func.attr.value == "update" else \
+            self._chain_call(call.func.value, "update")
+
+    def _age_of_cutoff(self, node) -> cst.BaseExpression | None:
+        """LIMIT of a cutoff ``now - LIMIT`` (or a local bound to one), else None."""
+        if isinstance(node, cst.Name):
+            node = self._local_chain(node) or node
+        return _age(node) if self._cutoff(node) else None
 
     def _clocked_columns(self, call) -> set[str]:
         """The columns a claim's update sets to the clock (``claimed_at=utcnow()``, or a
         local bound to a clock reading): the time it was taken."""
-        update = call if isinstance(call.func, cst.Attribute) and \
-            call.func.attr.value == "update" else \
-            self._chain_call(call.func.value, "update") if isinstance(call.func, cst.Attribute) \
-            else None
+        update = self._update_of(call)
         return {arg.keyword.value for arg in update.args if arg.keyword is not None and
                 self._clock_reading(arg.value)} if isinstance(update, cst.Call) else set()
 
@@ -742,10 +757,9 @@ class DbLocks(ModuleBase):
                     (target.comparator, comparison.left) if older else (None, None)
                 if not (isinstance(held, cst.Attribute) and held.attr.value in clocked):
                     continue  # (the time the claim writes, not another)
-                if isinstance(cutoff, cst.Name):
-                    cutoff = self._local_chain(cutoff) or cutoff
-                if cutoff is not None and self._cutoff(cutoff):
-                    return _age(cutoff)
+                age = self._age_of_cutoff(cutoff)
+                if age is not None:
+                    return age
         return None
 
     def _written_expiry(self, call) -> cst.BaseExpression | None:
@@ -753,10 +767,7 @@ class DbLocks(ModuleBase):
         reading, or anything plus a ``timedelta``), when the module compares that column
         elsewhere (``Item.expires_at <= now``, ``if now > row.expires_at``,
         ``expires_at__lt=``): the claim expires by it. The added part."""
-        update = call if isinstance(call.func, cst.Attribute) and \
-            call.func.attr.value == "update" else \
-            self._chain_call(call.func.value, "update") if isinstance(call.func, cst.Attribute) \
-            else None
+        update = self._update_of(call)
         for arg in update.args if isinstance(update, cst.Call) else ():
             value = arg.value
             if isinstance(value, cst.Name):  # expires = now + timedelta(...) above

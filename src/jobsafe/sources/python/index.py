@@ -635,20 +635,24 @@ class PythonIndex:
         if rel not in self._light:
             f = self.files.get(rel)
             text = self.read(f) if f is not None else None
-            cache = self.cache
             if f is None or text is None:
                 self._light[rel] = None
             elif needs_full_parse(text):
                 return self.module(rel)
             else:
-                key = cache.key("python-light", f.display, text) if cache else None
-                facts = cache.get(key) if cache and key else None
-                if not isinstance(facts, ModuleFacts):
-                    facts = light_facts(f.display, text)
-                    if cache and key and facts is not None:
-                        cache.put(key, facts)
-                self._light[rel] = facts
+                self._light[rel] = self._read_light(f.display, text)
         return self._light[rel]
+
+    def _read_light(self, display: str, text: str) -> ModuleFacts | None:
+        """A module's light facts, from the cache when it has them."""
+        cache = self.cache
+        key = cache.key("python-light", display, text) if cache else None
+        facts = cache.get(key) if cache and key else None
+        if not isinstance(facts, ModuleFacts):
+            facts = light_facts(display, text)
+            if cache and key and facts is not None:
+                cache.put(key, facts)
+        return facts
 
     def module(self, rel: str) -> ModuleFacts | None:
         if rel not in self._modules:
@@ -701,15 +705,9 @@ class PythonIndex:
         if rel not in self._forwarders_read:
             f = self.files.get(rel)
             text = self.read(f) if f is not None else None
-            key = self.cache.key("python-light", f.display, text) \
-                if self.cache and f is not None and text is not None else None
-            facts = self.cache.get(key) if self.cache and key else None
-            if not isinstance(facts, ModuleFacts) and f is not None and text is not None:
-                facts = light_facts(f.display, text)
-                if self.cache and key and facts is not None:
-                    self.cache.put(key, facts)
-            self._forwarders_read[rel] = facts.forwarders if isinstance(facts, ModuleFacts) \
-                else {}
+            facts = self._read_light(f.display, text) if f is not None and text is not None \
+                else None
+            self._forwarders_read[rel] = facts.forwarders if facts is not None else {}
         return self._forwarders_read[rel]
 
     def _forwarders_of(self, rel: str, wanted: frozenset[str]) -> dict[str, str]:

@@ -2204,7 +2204,8 @@ class Semantics:
         for crel, ccls in self.class_mro(rel, cls):
             facts = self.facts(crel)
             method = f"{ccls}.{name}"
-            if facts is not None and (method in facts.units or method in self._read_for(crel, method)):
+            if facts is not None and (method in facts.units or
+                                      method in self._read_for(crel, method)):
                 return crel, method
         return None
 
