@@ -8,6 +8,8 @@ import pytest
 
 from conftest import run_analysis
 from jobsafe.config import Settings
+from jobsafe.sources.python.semantics import UNKNOWN_KIND, Where
+from jobsafe.sources.python.symbols import Global
 
 HELPER = '''import fcntl
 
@@ -200,3 +202,58 @@ def test_a_caller_module_is_read_in_full_when_the_semantics_asks_first(tmp_path)
                          for rel in files}, lambda f: Path(f.abs).read_text())
     assert not index.might_lock("app/model.py") and index.calls_abstraction("app/model.py")
     assert "Model.prepare" in index.known("app/model.py").units
+
+
+def _index_of(tmp_path, files: dict[str, str]):
+    from pathlib import Path
+
+    from jobsafe.discover import SourceFile
+    from jobsafe.sources.python.index import PythonIndex
+
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return PythonIndex({rel: SourceFile(str(tmp_path / rel), rel, rel, "python")
+                        for rel in files}, lambda f: Path(f.abs).read_text())
+
+
+@pytest.mark.parametrize("made", ["threading.Semaphore(4)", "asyncio.Lock()",
+                                  "multiprocessing.RLock()"])
+def test_a_lock_of_the_process_threads_makes_no_lock_name(tmp_path, made):
+    """A function that makes or releases a lock of its own process's threads
+    (``threading.Semaphore``) does not reach a job's guard: neither it nor its callers are
+    lock names (mlflow: one ``Semaphore`` in a pool class made a thousand names of the
+    project, and every module calling one was read in full), while a Redis lock's are."""
+    module = made.split(".")[0]
+    pool = (f"import {module}\n\nimport redis\n\n\nclass Pool:\n"
+            f"    def __init__(self):\n        self._slots = {made}\n\n"
+            "    def release_slot(self):\n        self._slots.release()\n\n\n"
+            "def submit(pool):\n    return Pool()\n\n\n"
+            "def job_lock():\n    return redis.Redis().lock('job', timeout=60)\n\n\n"
+            "def nightly():\n    with job_lock():\n        pass\n")
+    index = _index_of(tmp_path, {"app/__init__.py": "", "app/pool.py": pool})
+    assert index.might_lock("app/pool.py")
+    assert {"Pool", "submit"}.isdisjoint(index.lock_names)
+    assert {"job_lock", "nightly"} <= index.lock_names
+
+
+@pytest.mark.parametrize("body, read", [
+    ("    return IMPL.claim_trigger(trigger_id)\n", True),
+    ("    return _through(trigger_id)\n\n\ndef _through(trigger_id):\n"
+     "    return IMPL.claim_trigger(trigger_id)\n", True),
+    ("    IMPL.claim_trigger(trigger_id)\n    return True\n", False),
+])
+def test_a_passed_over_function_is_read_in_full_for_what_it_returns(tmp_path, body, read):
+    """A function of a module the prefilter passed over is read in full when the type of
+    what it gives is asked and it returns the call of a lock name (oslo's facade:
+    ``return IMPL.claim_trigger(...)``): a call it only makes is followed where the job
+    calls it, not by reading every such module for the semantics."""
+    backend = ("import redis\n\n\ndef claim_trigger(trigger_id):\n"
+               "    return redis.Redis().set(f'trigger:{trigger_id}', 1, nx=True, ex=60)\n")
+    facade = ("from app import backend as IMPL\n\n\n"
+              f"def claim_trigger(trigger_id):\n{body}")
+    index = _index_of(tmp_path, {"app/__init__.py": "", "app/backend.py": backend,
+                                 "app/api.py": facade})
+    assert not index.might_lock("app/api.py") and "claim_trigger" in index.lock_names
+    assert index.semantics.kind(Global("claim_trigger"), Where("app/api.py")) == (
+        "function:app/api.py:claim_trigger" if read else UNKNOWN_KIND)

@@ -129,6 +129,9 @@ class ModuleFacts:
     #: read without libcst (``light``): the names each function and method calls
     #: (``Class.method`` -> names), to tell whether it may reach a lock before parsing it
     function_calls: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: read without libcst: the names the calls each function returns make (``return
+    #: IMPL.claim(...)``: claim, IMPL), for a forwarding function of such a module
+    function_returns: dict[str, frozenset[str]] = field(default_factory=dict)
     #: functions that only return a call chain of their parameters (``def mark(qs, at):
     #: return qs.update(locked_at=at)``): name -> source, read by the modules that call
     #: them as the chain itself (``db_locks``)

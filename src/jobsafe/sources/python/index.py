@@ -452,7 +452,8 @@ class PythonIndex:
         key = (target, site.use)
         if key not in self._reaches:
             self._reaches[key] = False  # (a cycle reaches nothing)
-            if not self._may_call_lock_name(target[0], target[1]):
+            if not self._may_call_lock_name(target[0], target[1],
+                                            methods=isinstance(func, Attr)):
                 return False  # not worth a parse: it calls nothing that locks
             target_facts = self.module(target[0])
             inner = target_facts.units.get(target[1]) if target_facts is not None else None
@@ -512,29 +513,34 @@ class PythonIndex:
             named = self._site_names[key] = (site, site_names(site, unit, facts))
         return not named[1] or bool(named[1] & names)
 
-    def calls_lock_name(self, rel: str, name: str) -> bool:
-        """``_may_call_lock_name`` once ``lock_names`` is known (before, while it is being
-        found, no module is read in full for it)."""
-        return "lock_names" in self.__dict__ and self._may_call_lock_name(rel, name, False)
+    def returns_lock_name(self, rel: str, name: str) -> bool:
+        """Whether a function of a module the prefilter passed over returns what a call of
+        one of ``lock_names`` gives (``return IMPL.claim(...)``), itself or through the
+        module's own functions whose call it returns; asked once ``lock_names`` is known
+        (before, while it is being found, no module is read in full for it)."""
+        return "lock_names" in self.__dict__ and \
+            self._may_call_lock_name(rel, name, methods=False, returned=True)
 
-    def _may_call_lock_name(self, rel: str, name: str, methods: bool = True) -> bool:
+    def _may_call_lock_name(self, rel: str, name: str, methods: bool,
+                            returned: bool = False) -> bool:
         """Whether a function of a module the prefilter passed over calls one of
         ``lock_names``, itself or through the module's own functions it calls (read from
         its light facts, before parsing the module in full); ``methods``: or, for a
-        method, one of ``lock_method_names`` (a proxy's ``self._model.index()``: asked
-        where a typed call is followed, not on every name the semantics resolves)."""
+        method called on an object (a proxy's ``self._model.index()``), one of
+        ``lock_method_names``; ``returned``: only the calls it returns count."""
         facts = self.known(rel)
         if facts is None:
             return False
         if facts.units:  # parsed in full already
             return name in facts.units
+        calls = facts.function_returns if returned else facts.function_calls
         seen, todo = {name}, [name]
         method_names = self.lock_method_names if methods and "." in name else frozenset()
         while todo and len(seen) < 8:
-            called = facts.function_calls.get(todo.pop(), frozenset())
+            called = calls.get(todo.pop(), frozenset())
             if not self.lock_names.isdisjoint(called) or not method_names.isdisjoint(called):
                 return True
-            local = {c for c in called if c in facts.function_calls} - seen
+            local = {c for c in called if c in calls} - seen
             seen |= local
             todo += sorted(local)
         return False

@@ -75,6 +75,9 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
                 facts.bindings[node.target.id] = reader.value(node.value)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             facts.function_calls[node.name] = _called(node)
+            facts.function_returns[node.name] = frozenset().union(*(
+                _called(n.value) for n in ast.walk(node)
+                if isinstance(n, ast.Return) and n.value is not None))
             if isinstance(node, ast.FunctionDef) and _forwards(node):
                 facts.forwarders[node.name] = ast.get_source_segment(text, node) or ""
         elif isinstance(node, ast.ClassDef):

@@ -2204,19 +2204,19 @@ class Semantics:
         for crel, ccls in self.class_mro(rel, cls):
             facts = self.facts(crel)
             method = f"{ccls}.{name}"
-            if facts is not None and (method in facts.units or
-                                      method in self._read_for(crel, method)):
+            if facts is not None and method in facts.units:
                 return crel, method
         return None
 
     def _read_for(self, rel: str, name: str) -> dict[str, Unit]:
         """The functions of a module read lightly (its imports and constants: the prefilter
-        passed over it) once a function of it that is followed calls one of the names that
-        lead to a lock (``return IMPL.claim(...)``, a proxy's ``self._model.index()``):
-        read in full, as the code of a use it is."""
+        passed over it) once a function of it that is followed returns the call of one of
+        the names that lead to a lock (``return IMPL.claim(...)``): read in full, as the
+        code of a use it is. (A proxy's method, ``self._model.index()``, is followed by
+        the index: ``PythonIndex.may_take``.)"""
         facts = self.facts(rel)
         if facts is None or facts.units or name not in facts.function_calls or \
-                not self.index.calls_lock_name(rel, name):
+                not self.index.returns_lock_name(rel, name):
             return {}
         full = self.index.module(rel)
         return full.units if full is not None and full.error is None else {}

@@ -328,8 +328,13 @@ def value_names(value: Value, depth: int = 0) -> set[str]:
 def site_names(site: "CallSite", unit, facts) -> set[str]:
     """What a use site may call, by name: its callee's names, and for a name used with
     ``with``/``acquire()``, those of what the unit or module bound it to (``g = Guard()``;
-    ``self._lock = factory()``). Empty when nothing can be named (then it is followed)."""
+    ``self._lock = factory()``). Empty when nothing can be named (then it is followed). A
+    lock that only excludes the process's own threads (``threading.Semaphore()``) is named
+    by its dotted path alone: it is no lock name, and its makers are not followed."""
     callee = site.callee
+    thread_lock = _thread_lock_made(callee)
+    if thread_lock is not None:
+        return {thread_lock}
     names = value_names(callee)
     bound: list = []
     node = callee.func if isinstance(callee, Call) else callee
@@ -353,8 +358,18 @@ def site_names(site: "CallSite", unit, facts) -> set[str]:
         node = node.base
         names |= value_names(node)
     for value in bound:
-        names |= value_names(value)
+        if _thread_lock_made(value) is None:  # (self._slots.release(), slots a Semaphore)
+            names |= value_names(value)
     return imported_names(names, facts)
+
+
+def _thread_lock_made(value) -> str | None:
+    """The constructor (``threading.Lock``) when the value makes a lock of the process's
+    own threads (``threading.Lock()``, ``asyncio.Semaphore(3)``)."""
+    if isinstance(value, Call) and isinstance(value.func, Imported) and \
+            value.func.dotted.startswith(_THREAD_LOCKS):
+        return value.func.dotted
+    return None
 
 
 def imported_names(names: set[str], facts) -> set[str]:
