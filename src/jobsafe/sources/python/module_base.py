@@ -141,6 +141,8 @@ class ModuleBase:
         self._effects_memo: dict = {}
         #: id(with statement) -> whether its block awaits anything
         self._awaits_in: dict[int, bool] = {}
+        #: id(try statement) -> whether a handler of it returns a value (asked per call)
+        self._handlers_tell: dict[int, bool] = {}
         #: filled by ``_ModuleAnalyser.run``: the units by id(node), each node's unit, and
         #: where the values helpers return come from
         self._units: dict[int, Unit] = {}

@@ -139,9 +139,18 @@ class UseSites(LockCalls, Hazards):
         for parent in self.parents(call):
             if isinstance(parent, cst.FunctionDef):
                 return False
-            if isinstance(parent, cst.Try) and _handler_tells(parent):
+            if isinstance(parent, cst.Try) and self._handler_tells(parent):
                 return True
         return False
+
+    def _handler_tells(self, statement: cst.Try) -> bool:
+        """A handler of the ``try`` returns a value (``except NoRowsMatched: return
+        False``)."""
+        key = id(statement)
+        if key not in self._handlers_tell:
+            self._handlers_tell[key] = any(_tells(n) for handler in statement.handlers
+                                           for n in walk_unit(handler))
+        return self._handlers_tell[key]
 
     def _tells_caller(self, call, unit: Unit) -> bool:
         """What the function returns tells whether the call succeeded: the call is returned,
@@ -158,7 +167,7 @@ class UseSites(LockCalls, Hazards):
             if isinstance(parent, (cst.If, cst.While)) and contains(parent.test, call) and \
                     any(_tells(n) for n in walk_unit(parent.body)):
                 return True  # if query.execute(): return row
-            if isinstance(parent, cst.Try) and _handler_tells(parent):
+            if isinstance(parent, cst.Try) and self._handler_tells(parent):
                 return True
         names = self._result_names(call)
         if not names:
@@ -453,6 +462,3 @@ def _tells(node) -> bool:
         isinstance(node.value, cst.Name) and node.value.value == "None")
 
 
-def _handler_tells(statement: cst.Try) -> bool:
-    """A handler of the ``try`` returns a value (``except NoRowsMatched: return False``)."""
-    return any(_tells(n) for handler in statement.handlers for n in walk_unit(handler))
