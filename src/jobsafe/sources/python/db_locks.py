@@ -117,6 +117,13 @@ class DbLocks(ModuleBase):
         return found
 
     @cached_property
+    def _forwarder_words(self) -> tuple[bool, bool]:
+        """Whether the module names a query (``objects``, ``query``) and ``IntegrityError``:
+        without them, ``_want_forwarder`` skips those tests (read once, not per call)."""
+        text = self.module_text
+        return "objects" in text or "query" in text, "IntegrityError" in text
+
+    @cached_property
     def _imported_forwarders(self) -> dict[str, tuple[cst.FunctionDef, cst.Call]]:
         """The forwarding helpers of other modules this module was given (dotted name as
         imported -> (function, chain))."""
@@ -153,11 +160,11 @@ class DbLocks(ModuleBase):
         names = self.qualified(call.func)
         if not names or any(n.startswith("builtins.") for n in names):
             return
-        text = self.module_text
-        if ("objects" in text or "query" in text) and any(
+        queries, integrity = self._forwarder_words
+        if queries and any(
                 isinstance(n, cst.Attribute) and n.attr.value in ("objects", "query") and
                 self._is_query(n) for arg in call.args for n in [arg.value, *walk(arg.value)]) \
-                or "IntegrityError" in text and self._stopped_by_integrity_error(call) or \
+                or integrity and self._stopped_by_integrity_error(call) or \
                 isinstance(self._parent.get(call), cst.Expr) and self._owner_confirmed(call):
             self._wanted.update(names)  # and the helpers that build its arguments
             self._wanted.update(name for arg in call.args for n in [arg.value, *walk(arg.value)]
