@@ -94,3 +94,27 @@ def test_positions_match_libcst_on_real_code():
     for text in texts:
         module = cst.parse_module(text)
         assert positions(module) == _provider_ranges(module)
+
+
+def test_the_unvalidated_parse_is_libcsts_parse():
+    """``parse_source`` skips the nodes' validation only: on every module of jobsafe and
+    the samples the tree is libcst's own, validation is back on afterwards (a node built
+    by hand is checked), and a syntax error still raises."""
+    config = cst.PartialParserConfig(python_version="3.12")
+    texts = [*SAMPLES.values(), *(p.read_text() for p in sorted((ROOT / "src").rglob("*.py")))]
+    for text in texts:
+        assert syntax.parse_source(text, config).deep_equals(cst.parse_module(text, config=config))
+    with pytest.raises(cst.ParserSyntaxError):
+        syntax.parse_source("def (:\n", config)
+    with pytest.raises(cst.CSTValidationError):
+        cst.SimpleWhitespace("x")
+
+
+def test_the_unvalidated_parse_validates_nothing(monkeypatch):
+    checked = []
+    monkeypatch.setattr(cst.SimpleWhitespace, "_validate", lambda node: checked.append(node))
+    config = cst.PartialParserConfig(python_version="3.12")
+    syntax.parse_source(SAMPLES["statements"], config)
+    assert checked == []
+    cst.parse_module(SAMPLES["statements"], config=config)
+    assert checked

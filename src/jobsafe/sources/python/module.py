@@ -28,7 +28,7 @@ from .light import python_parse
 from .schedulers import scheduled_calls
 from .symbolize import parameters
 from .symbols import QUERY_OPTION, BinOp, Call, Either
-from .syntax import contains, is_main_guard, optional_class, walk
+from .syntax import contains, is_main_guard, optional_class, parse_source, walk
 from .uses import UseSites
 from .values import argument, literal
 
@@ -48,7 +48,7 @@ def parse_module(path: str, text: str, forwarders: dict[str, str] | None = None)
         facts.error = ParseError(Span(path, 1), problem)
         return facts
     try:
-        module = cst.parse_module(text, config=_GRAMMAR)
+        module = parse_source(text, _GRAMMAR)
     except cst.ParserSyntaxError as exc:
         if _JINJA.search(text):
             return facts  # a template that renders to Python (Jinja, cookiecutter): skip
