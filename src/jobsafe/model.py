@@ -90,7 +90,7 @@ JobSource = Literal["cron", "systemd", "k8s", "compose", "gha", "ansible", "cele
                     "symfony"]
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Span:
     """A 1-based location; ``path`` is relative to the working directory, with ``/``."""
 
@@ -107,7 +107,7 @@ class Span:
             object.__setattr__(self, "end_column", self.column)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Related:
     span: Span
     message: str
@@ -145,7 +145,7 @@ class Schedule:
         return self.kind != "reboot"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Guard:
     """A schedule-layer overlap guard such as ``flock -n`` or ``run-one``."""
 
@@ -158,7 +158,7 @@ class Guard:
     option_at: Span | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArgumentSlot:
     """For fixes: where a lock call's argument (its TTL, its wait) is written, or where it
     would go."""
@@ -173,7 +173,7 @@ class ArgumentSlot:
     line_end: Span | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReleaseFix:
     """For fixes: the code between a lock's acquisition and its plain release put in
     ``try:``, the release in ``finally:``; ``straight`` when nothing between leaves the
@@ -183,7 +183,7 @@ class ReleaseFix:
     straight: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Lock:
     """A lock taken in a job's entry code (shell script or Python)."""
 
@@ -243,7 +243,7 @@ class Lock:
         return self.stale_handling in ("none", "pid-check", "age-check", "ttl")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CodeFact:
     """A construct in job code that defeats a lock (JOB204, JOB208-JOB215) or repeats a side
     effect on a rerun (JOB401-JOB404)."""
@@ -483,7 +483,7 @@ class Job:
         return self.locks + tuple(lock for e in self.entries for lock in e.locks)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParseError:
     span: Span
     message: str

@@ -15,7 +15,7 @@ MAIN = "<main>"
 ONCE_UNITS = frozenset({MAIN, "on_starting", "when_ready"})
 
 
-@dataclass
+@dataclass(slots=True)
 class PathEffects:
     """What a function does to lock-file paths it does not take as parameters
     (``self.lockfile``, a constant path): a method that tests, one that writes the PID, one
@@ -29,7 +29,7 @@ class PathEffects:
     stale: StaleHandling = "none"
 
 
-@dataclass
+@dataclass(slots=True)
 class Unit:
     """A function body (or the module body / ``__main__`` block)."""
 
@@ -81,7 +81,7 @@ class Unit:
     retries: Retries = field(default_factory=lambda: Retries())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockOption:
     """An option of a query builder class that makes its SQL lock the rows it selects
     (koji's ``QueryProcessor``: ``if self.opts.get('rowlock'): query += ' FOR UPDATE'``):
@@ -93,7 +93,7 @@ class LockOption:
     waits: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class ClassInfo:
     bases: tuple[Value, ...] = ()
     methods: list[str] = field(default_factory=list)
@@ -103,7 +103,7 @@ class ClassInfo:
     lock_options: list[LockOption] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class ModuleFacts:
     path: str
     units: dict[str, Unit] = field(default_factory=dict)
@@ -141,7 +141,7 @@ class ModuleFacts:
     forwarders_wanted: frozenset[str] = frozenset()
 
 
-@dataclass
+@dataclass(slots=True)
 class ScheduledCall:
     source: str  # celery | apscheduler | schedule | huey | cron (django-crontab) | django-cron
     span: Span

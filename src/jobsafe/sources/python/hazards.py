@@ -52,34 +52,37 @@ class Hazards(ModuleBase):
     def _observe(self, unit: Unit, scan, at, handle: str | None,
                  scope: tuple[int, int]) -> Observations:
         first, last = scope
-        obs = Observations(self.span(at), last)
+        exits: list[Exit] = []
+        yields: list[Span] = []
+        forks: list[tuple[Span, str]] = []
+        unlinks: list[tuple[Span, str]] = []
+        deletes: list[tuple[Span, bool, object]] = []
         for line, what, node in scan:
             if node is at:
                 continue
             unlinked = self._unlinked(node) if what == "unlink" and line >= first else None
             if unlinked is not None:
-                obs.unlinks.append((self.span(node), unlinked))
+                unlinks.append((self.span(node), unlinked))
             if what == "delete" and line >= first:
                 finally_ = any(isinstance(p, cst.Finally) for p in self.parents(node))
-                obs.deletes.append((self.span(node), finally_,
-                                    self.sym.value(node, self.unit_at(node))))
+                deletes.append((self.span(node), finally_,
+                                self.sym.value(node, self.unit_at(node))))
             if not first <= line <= last:
                 continue
             if what == "exit":
                 exit_ = self._exit(node, at, handle)
                 if exit_ is not None:
-                    obs.exits.append(exit_)
+                    exits.append(exit_)
             elif what == "yield":
-                obs.yields.append(self.span(node))
+                yields.append(self.span(node))
             elif what == "fork":
                 fork = self._fork(node)
                 if fork is not None:
-                    obs.forks.append((self.span(node), fork))
-        obs.in_async = unit.is_async and not self._offloaded(at)
-        obs.brief = self._brief(at)
-        obs.spin = self._spin(at)
-        obs.dropped = self._dropped(unit, at, handle)
-        return obs
+                    forks.append((self.span(node), fork))
+        return Observations(self.span(at), last, tuple(exits), tuple(yields), tuple(forks),
+                            tuple(unlinks), unit.is_async and not self._offloaded(at),
+                            self._brief(at), self._spin(at), self._dropped(unit, at, handle),
+                            tuple(deletes))
 
     def _retries(self, unit: Unit) -> Retries:
         retried = unit.decorators & apis.RETRY_DECORATORS or any(

@@ -4,7 +4,7 @@ turns them into facts. Free of libcst: a lock found only across modules is judge
 its use site, from cached observations, with the same rules as one written in place."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ...model import CodeFact, Lock, Span
 
@@ -12,7 +12,7 @@ _BLOCKING_IN_ASYNC = ("flock", "lockf", "filelock", "fasteners", "threading.Lock
                       "threading.RLock", "redis-lock", "lockfile", "portalocker", "soft-filelock")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Exit:
     span: Span
     what: str  # "sys.exit()", "os._exit()" ...
@@ -20,16 +20,17 @@ class Exit:
     not_acquired: bool  # in the branch taken when the lock was not acquired
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Observations:
-    """What the code around one acquisition does, for any lock taken there."""
+    """What the code around one acquisition does, for any lock taken there (tuples: most
+    are empty, and an empty tuple costs nothing in the thousands cached per module)."""
 
     at: Span  # the acquisition
     scope_end: int  # last line of its scope
-    exits: list[Exit] = field(default_factory=list)
-    yields: list[Span] = field(default_factory=list)  # in a generator that is no context manager
-    forks: list[tuple[Span, str]] = field(default_factory=list)
-    unlinks: list[tuple[Span, str]] = field(default_factory=list)  # (call, path), after it
+    exits: tuple[Exit, ...] = ()
+    yields: tuple[Span, ...] = ()  # in a generator that is no context manager
+    forks: tuple[tuple[Span, str], ...] = ()
+    unlinks: tuple[tuple[Span, str], ...] = ()  # (call, path), after it
     in_async: bool = False  # inside ``async def``, not handed to a thread
     brief: bool = False  # a ``with`` around a few statements with no ``await``
     spin: Span | None = None  # an unbounded ``while`` with a sleep around it
@@ -38,10 +39,10 @@ class Observations:
     dropped: str | None = None
     #: ``x.delete(key)`` / ``x.unlink(key)`` after it: (span, in a ``finally``, the call) —
     #: the release of a key lock a helper took for this site, once the key is known
-    deletes: list[tuple[Span, bool, object]] = field(default_factory=list)
+    deletes: tuple[tuple[Span, bool, object], ...] = ()
 
 
-@dataclass
+@dataclass(slots=True)
 class Retries:
     """How a unit retries, for a try-lock whose failure raises (JOB208)."""
 

@@ -8,7 +8,8 @@ Every answer is memoised; recursion is bounded, so cycles in the project's code 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from sys import intern
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -199,7 +200,7 @@ def _arithmetic(op: str, left: Const | None, right: Const | None) -> Const | Non
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Where:
     """A value's context: the module (tree-relative path) and unit it is written in, and
     for parameters, what the call being followed passed (``env``)."""
@@ -209,7 +210,7 @@ class Where:
     env: "Env | None" = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Partial:
     """A ``functools.partial(func, *args, **keywords)`` call."""
 
@@ -228,7 +229,7 @@ class Partial:
                     self.call.star or call.star, call.span)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Env:
     """Arguments of the calls being followed: (function, parameter) -> (value, where it was
     written). A closure's parameter is its outer function's (a decorator factory's)."""
@@ -250,12 +251,16 @@ class Env:
         return Env(self.bindings + (other.bindings if other is not None else ()))
 
 
+#: no units (shared by the many memoised uses that run none)
+_NONE: tuple = ()
+
+
 class Semantics:
     def __init__(self, index: "PythonIndex"):
         self.index = index
         self._kinds: dict[tuple, str] = {}
         self._resolved: dict[str, tuple[str, str] | None] = {}  # absolute dotted -> target
-        self._users_memo: dict[tuple, list] = {}
+        self._users_memo: dict[tuple, Sequence[tuple[str, str, Env | None]]] = {}
         #: (module, function) -> whether it calls a method named like an effect method
         self._effect_callers: dict[tuple[str, str], bool] = {}
         #: (module, class) -> the calls that make it, with where they are written
@@ -320,11 +325,12 @@ class Semantics:
     # -- kinds
     def kind(self, value: Value, where: Where, depth: int = 0) -> str:
         key = (value, where)
-        if key not in self._kinds:
+        known = self._kinds.get(key)
+        if known is None:
             self._kinds[key] = UNKNOWN_KIND  # a cycle resolves to unknown
-            self._kinds[key] = self._kind(value, where, depth) if depth < _MAX_DEPTH \
-                else UNKNOWN_KIND
-        return self._kinds[key]
+            known = self._kinds[key] = intern(self._kind(value, where, depth)) \
+                if depth < _MAX_DEPTH else UNKNOWN_KIND
+        return known
 
     def _kind(self, value: Value, where: Where, depth: int) -> str:
         if isinstance(value, Const):
@@ -1794,23 +1800,24 @@ class Semantics:
                 return ("finally", None, end) if in_finally else ("plain", span, end)
         return "none", None, site.scope_lines
 
-    def _users(self, site: CallSite, where: Where) -> list[tuple[str, str, Env | None]]:
+    def _users(self, site: CallSite, where: Where) -> Sequence[tuple[str, str, Env | None]]:
         """The units whose escaping locks a use site takes, with their arguments bound:
         the function called, the guard class's ``__enter__``/``acquire``, or the wrapper a
         decorator (factory) puts around the decorated function."""
         return self.users_of(site.callee, site.use, where)
 
     def users_of(self, value: Value, use: str, where: Where,
-                 depth: int = 0) -> list[tuple[str, str, Env | None]]:
+                 depth: int = 0) -> Sequence[tuple[str, str, Env | None]]:
         """The units a use of ``value`` (with / decorator / call / acquire) runs, with
         their arguments bound (memoised: the same callee is used from many sites)."""
         key = (value, use, where)
-        if key not in self._users_memo:
-            self._users_memo[key] = self._find_users(value, use, where, depth)
-        return self._users_memo[key]
+        found = self._users_memo.get(key)
+        if found is None:
+            found = self._users_memo[key] = self._find_users(value, use, where, depth) or _NONE
+        return found
 
     def _find_users(self, value: Value, use: str, where: Where,
-                    depth: int) -> list[tuple[str, str, Env | None]]:
+                    depth: int) -> Sequence[tuple[str, str, Env | None]]:
         callee, at = self._instance_call(value, where)
         env = at.env
         if isinstance(callee, Either) and depth < 4:  # with (Guard() if x else nullcontext())

@@ -3,6 +3,7 @@ a name is a parameter, a local, a top-level name of the module, an import, or a 
 from __future__ import annotations
 
 import builtins
+from sys import intern
 
 import libcst as cst
 
@@ -137,13 +138,13 @@ class Symbolizer:
         if type(node) in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString):
             known = self.constant(node)
             return Const(known) if known is not None else UNKNOWN
-        if type(node) is cst.Name:
-            return self.name(node.value, unit)
+        if type(node) is cst.Name:  # (names interned: the facts of a module are cached and
+            return self.name(intern(node.value), unit)  # held by the thousand)
         if type(node) is cst.Attribute:
             base = self.value(node.value, unit)
             if isinstance(base, Imported):
-                return Imported(f"{base.dotted}.{node.attr.value}")
-            return Attr(base, node.attr.value)
+                return Imported(intern(f"{base.dotted}.{node.attr.value}"))
+            return Attr(base, intern(node.attr.value))
         if type(node) is cst.Call:
             args = []
             star = False
@@ -153,9 +154,9 @@ class Symbolizer:
                     star = True
                     continue
                 if arg.keyword is not None:
-                    args.append((arg.keyword.value, self.value(arg.value, unit)))
+                    args.append((intern(arg.keyword.value), self.value(arg.value, unit)))
                 else:
-                    args.append((f"#{position}", self.value(arg.value, unit)))
+                    args.append((intern(f"#{position}"), self.value(arg.value, unit)))
                     position += 1
             return Call(self.value(node.func, unit), tuple(args), star,
                         self.span_of(node) if self.span_of is not None else None)
@@ -234,5 +235,5 @@ class Symbolizer:
         if name in self.aliases:
             return Imported(self.aliases[name])
         if name in _BUILTINS:
-            return Imported(f"builtins.{name}")
+            return Imported(intern(f"builtins.{name}"))
         return Global(name) if self.star_imports else UNKNOWN

@@ -18,28 +18,28 @@ if TYPE_CHECKING:
 TYPING_WORDS = frozenset({"Any", "Callable", "ClassVar", "Final", "Type", "Union", "Literal"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Const:
     """A literal, or arithmetic of literals, as Python would evaluate it."""
 
     value: float | str | bool | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Global:
     """A name bound at the top level of this module (function, class, assignment)."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Imported:
     """A name this module imports, by what it imports (``redis.Redis``, ``.locks.take``)."""
 
     dotted: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Param:
     """A parameter of the function the value is written in, or (``owner``, a unit name) of
     a function around it: a closure's variable (a decorator factory's argument)."""
@@ -48,7 +48,7 @@ class Param:
     owner: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Local:
     """A local variable (see ``Unit.local_values``) of the function the value is written
     in, or of the function ``owner`` around it."""
@@ -57,20 +57,20 @@ class Local:
     owner: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SelfRef:
     """``self`` in a method of ``cls`` (a class of this module)."""
 
     cls: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attr:
     base: "Value"
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
     """``base[key]``: ``caches["locks"]``."""
 
@@ -78,7 +78,7 @@ class Item:
     key: "Value"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call:
     func: "Value"
     #: (keyword, or position as "#0", "#1" ...; value)
@@ -94,7 +94,7 @@ class Call:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BinOp:
     """Arithmetic on values not all literal (``ttl * 60``, ``prefix + name``)."""
 
@@ -103,7 +103,7 @@ class BinOp:
     right: "Value"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Either:
     """A local assigned more than once, its values in the order written: the idiom
     ``x = given; if x is None: x = default`` reads as the first known, not-None one."""
@@ -111,7 +111,7 @@ class Either:
     options: tuple["Value", ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Mapping:
     """A dict of known keys: the keywords a call gives a ``**kwargs`` parameter."""
 
@@ -121,7 +121,7 @@ class Mapping:
         return next((v for k, v in self.items if k == key), None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unknown:
     """Anything else: a value jobsafe does not follow."""
 
@@ -136,7 +136,7 @@ UNKNOWN = Unknown()
 Use = Literal["with", "decorator", "call", "acquire"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallSite:
     """A call of something this module does not know as a library: a project function,
     class or method, resolved across modules by ``semantics``."""
@@ -189,7 +189,7 @@ class CallSite:
     assigned: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PassedFile:
     """A file object of the caller's, passed to a function called at a use site."""
 
@@ -213,7 +213,7 @@ QUERY_OPTION = "query-option"
 SQL_EXECUTES = ("execute", "exec_driver_sql", "execute_sql", "raw")  # Manager.raw(sql)
 
 
-@dataclass
+@dataclass(slots=True)
 class LockSymbols:
     """What a lock found in a unit depends on, beyond its literal arguments: ``semantics``
     re-reads its fields from ``call`` with the whole tree (constants of other modules,
