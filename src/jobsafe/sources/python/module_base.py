@@ -206,8 +206,18 @@ class ModuleBase:
         return None
 
     def span(self, node) -> Span:
-        start_line, start_column, end_line, end_column = self._ranges[id(node)]
-        return Span(self.path, start_line, start_column + 1, end_line, end_column + 1)
+        """The node's span, one object per node: the recognisers ask for the same node's
+        again and again, and the cached facts hold one copy."""
+        found = self._spans.get(id(node))
+        if found is None:
+            start_line, start_column, end_line, end_column = self._ranges[id(node)]
+            found = self._spans[id(node)] = Span(self.path, start_line, start_column + 1,
+                                                 end_line, end_column + 1)
+        return found
+
+    @cached_property
+    def _spans(self) -> dict[int, Span]:
+        return {}
 
     def line(self, node) -> int:
         return self._ranges[id(node)][0]

@@ -235,24 +235,20 @@ class Env:
     written). A closure's parameter is its outer function's (a decorator factory's)."""
 
     bindings: tuple[tuple[str, str, Value, Where], ...]
-    #: its hash, computed once: envs nest (a binding's Where has its own), and memo keys
-    #: hash them again and again
-    _hash: list = field(default_factory=list, compare=False, repr=False)
+    #: its hash, computed once (0: not yet): envs nest (a binding's Where has its own),
+    #: and memo keys hash them again and again
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
 
     def __hash__(self) -> int:
         if not self._hash:
-            self._hash.append(hash(self.bindings))
-        return self._hash[0]
+            object.__setattr__(self, "_hash", hash(self.bindings) or 1)
+        return self._hash
 
     def get(self, owner: str, name: str) -> tuple[Value, Where] | None:
         return next(((v, w) for o, n, v, w in self.bindings if o == owner and n == name), None)
 
     def __add__(self, other: "Env | None") -> "Env":
         return Env(self.bindings + (other.bindings if other is not None else ()))
-
-
-#: no units (shared by the many memoised uses that run none)
-_NONE: tuple = ()
 
 
 class Semantics:
@@ -1813,7 +1809,7 @@ class Semantics:
         key = (value, use, where)
         found = self._users_memo.get(key)
         if found is None:
-            found = self._users_memo[key] = self._find_users(value, use, where, depth) or _NONE
+            found = self._users_memo[key] = tuple(self._find_users(value, use, where, depth))
         return found
 
     def _find_users(self, value: Value, use: str, where: Where,

@@ -112,7 +112,11 @@ class Symbolizer:
         self.star_imports = star_imports
         self.constant = evaluate_constant  # node -> float | str | None, literals only
         self._scopes: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {}
-        self.units: dict[str, Unit] = {}  # by name, for the scopes around a nested function
+        self._units: dict[str, Unit] = {}
+        #: (node, unit name) -> (the node, its value): the recognisers ask for the same
+        #: expression's again and again, and the cached facts then hold one copy of each
+        #: (the node is kept: a tree parsed on the side must not lend its id to another)
+        self._values: dict[tuple[int, str | None], tuple[cst.CSTNode, Value]] = {}
         self.span_of = span_of  # node -> Span, for the calls (where findings may point)
         #: unit -> the names its body binds and the functions defined in it (the module
         #: analyser knows each unit's nodes; without it, the body is walked)
@@ -132,9 +136,26 @@ class Symbolizer:
             self._scopes[unit.name] = (params, local, cls)
         return self._scopes[unit.name]
 
+    @property
+    def units(self) -> dict[str, Unit]:
+        """The module's units by name, for the scopes around a nested function."""
+        return self._units
+
+    @units.setter
+    def units(self, units: dict[str, Unit]) -> None:
+        self._units = units
+        self._values.clear()  # a value read before may now resolve in an outer function
+
     def value(self, node: cst.BaseExpression | None, unit: Unit | None) -> Value:
         if node is None:
             return UNKNOWN
+        key = (id(node), unit.name if unit is not None else None)
+        found = self._values.get(key)
+        if found is None:
+            found = self._values[key] = (node, self._value(node, unit))
+        return found[1]
+
+    def _value(self, node: cst.BaseExpression, unit: Unit | None) -> Value:
         if type(node) in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString):
             known = self.constant(node)
             return Const(known) if known is not None else UNKNOWN
