@@ -142,3 +142,32 @@ def test_cache_keys_change_when_jobsafe_itself_changes(tmp_path):
         os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
         cache._code_stamp.cache_clear()
     assert FileCache(str(tmp_path), b"k" * 32).key("python", "a.py", "x = 1\n") == before
+
+
+def test_the_facts_of_every_fixture_module_survive_pickling():
+    """What a worker hands back and the cache stores: the frozen records pickle as calls of
+    their constructors (``pickled_as_call``), so a field left out would be lost here."""
+    import pickle
+    from pathlib import Path
+
+    from jobsafe.model import Span
+    from jobsafe.sources.python.module import parse_module
+    from jobsafe.sources.python.symbols import UNKNOWN, Call, Const, Imported
+
+    fixtures = Path(__file__).parent / "fixtures"
+    checked = 0
+    for path in sorted(fixtures.rglob("*.py")):
+        facts = parse_module(path.name, path.read_text(encoding="utf-8"))
+        if not facts.units:
+            continue
+        again = pickle.loads(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+        assert again == facts, path
+        sites = [site for unit in facts.units.values() for site in unit.callsites]
+        assert all(a == b for a, b in zip(sites, [s for u in again.units.values()
+                                                   for s in u.callsites]))
+        checked += 1
+    assert checked > 100
+    call = Call(Imported("redis.Redis"), (("#0", Const(1)),), True, Span("a.py", 3, 2, 4, 5))
+    for record in (call, UNKNOWN, Span("a.py", 7)):
+        assert pickle.loads(pickle.dumps(record)) == record
+        assert record.__reduce__()[0] is type(record)

@@ -12,6 +12,7 @@ import click
 
 from . import __version__
 from .errors import raise_internal_errors
+from .runtime import collect_less
 
 
 class _Exit(click.ClickException):
@@ -115,6 +116,7 @@ _MIN_CONFIDENCE = click.option(
 def main():
     """jobsafe: find scheduled jobs that can run twice, stay blocked forever, or repeat a
     side effect."""
+    collect_less()
 
 
 @main.command(short_help="Analyse paths and report findings (exit 1 when any).")

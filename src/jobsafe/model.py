@@ -6,11 +6,33 @@ line and relate their evidence.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Literal, get_args
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
+from typing import Literal, TypeVar, get_args
 
 from .errors import InternalError
 from .levels import Confidence, Severity
+
+_Record = TypeVar("_Record", bound=type)
+
+
+def pickled_as_call(cls: _Record) -> _Record:
+    """Pickle a frozen slotted dataclass as a call of its constructor with its fields.
+    Such dataclasses pickle their state through a ``__getstate__`` written in Python: the
+    facts of mlflow's 252 parsed modules took 2.0 s to pickle that way (a worker handing
+    them back, the cache storing them), 0.4 s as constructor calls read by ``attrgetter``;
+    reading them back costs the same either way."""
+    names = [f.name for f in fields(cls) if f.init]
+    get = attrgetter(*names) if names else (lambda _: ())
+    if len(names) == 1:
+        def __reduce__(self):
+            return cls, (get(self),)
+    else:
+        def __reduce__(self):
+            return cls, get(self)
+    setattr(cls, "__reduce__", __reduce__)
+    return cls
+
 
 #: told how a long run advances: (stage, done, total), e.g. ("parsing Python", 40, 90)
 Progress = Callable[[str, int, int], None]
@@ -90,6 +112,7 @@ JobSource = Literal["cron", "systemd", "k8s", "compose", "gha", "ansible", "cele
                     "symfony"]
 
 
+@pickled_as_call
 @dataclass(frozen=True, order=True, slots=True)
 class Span:
     """A 1-based location; ``path`` is relative to the working directory, with ``/``."""
@@ -107,6 +130,7 @@ class Span:
             object.__setattr__(self, "end_column", self.column)
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Related:
     span: Span
@@ -145,6 +169,7 @@ class Schedule:
         return self.kind != "reboot"
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Guard:
     """A schedule-layer overlap guard such as ``flock -n`` or ``run-one``."""
@@ -158,6 +183,7 @@ class Guard:
     option_at: Span | None = None
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class ArgumentSlot:
     """For fixes: where a lock call's argument (its TTL, its wait) is written, or where it
@@ -173,6 +199,7 @@ class ArgumentSlot:
     line_end: Span | None
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class ReleaseFix:
     """For fixes: the code between a lock's acquisition and its plain release put in
@@ -183,6 +210,7 @@ class ReleaseFix:
     straight: bool
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Lock:
     """A lock taken in a job's entry code (shell script or Python)."""
@@ -243,6 +271,7 @@ class Lock:
         return self.stale_handling in ("none", "pid-check", "age-check", "ttl")
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class CodeFact:
     """A construct in job code that defeats a lock (JOB204, JOB208-JOB215) or repeats a side
@@ -483,6 +512,7 @@ class Job:
         return self.locks + tuple(lock for e in self.entries for lock in e.locks)
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class ParseError:
     span: Span

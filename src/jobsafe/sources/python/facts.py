@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...model import CodeFact, Lock, ParseError, Release, Span, StaleHandling
+from ...model import CodeFact, Lock, ParseError, Release, Span, StaleHandling, pickled_as_call
 from .hazards_model import Retries
 from .symbols import CallSite, LockSymbols, Param, Value
 
@@ -81,6 +81,7 @@ class Unit:
     retries: Retries = field(default_factory=lambda: Retries())
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class LockOption:
     """An option of a query builder class that makes its SQL lock the rows it selects

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...model import CodeFact, Lock, Span
+from ...model import CodeFact, Lock, Span, pickled_as_call
 
 _BLOCKING_IN_ASYNC = ("flock", "lockf", "filelock", "fasteners", "threading.Lock",
                       "threading.RLock", "redis-lock", "lockfile", "portalocker", "soft-filelock")
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Exit:
     span: Span
@@ -20,6 +21,7 @@ class Exit:
     not_acquired: bool  # in the branch taken when the lock was not acquired
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Observations:
     """What the code around one acquisition does, for any lock taken there (tuples: most

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ...errors import InternalError, raise_internal_errors
 from ...model import CodeFact, Lock, ParseError, Progress, Span
 from ...paths import is_test_path
+from ...runtime import collect_less
 from ...suppress import may_hold_suppressions
 from . import prefilter
 from .apis import SERVICE_LOOKUP
@@ -85,7 +86,7 @@ def _parse_in_pool(jobs: list[tuple[str, str]], workers: int,
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     chunk = max(1, len(jobs) // (workers * 8))
     try:
-        with ProcessPoolExecutor(max_workers=workers,
+        with ProcessPoolExecutor(max_workers=workers, initializer=collect_less,
                                  mp_context=multiprocessing.get_context(method)) as pool:
             for i, facts in enumerate(pool.map(_parse_one, jobs, chunksize=chunk)):
                 results[i] = facts

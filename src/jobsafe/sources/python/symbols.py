@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Union
 
+from ...model import pickled_as_call
+
 if TYPE_CHECKING:
     from ...model import Release, Span
     from .hazards_model import Observations
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 TYPING_WORDS = frozenset({"Any", "Callable", "ClassVar", "Final", "Type", "Union", "Literal"})
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Const:
     """A literal, or arithmetic of literals, as Python would evaluate it."""
@@ -25,6 +28,7 @@ class Const:
     value: float | str | bool | None
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Global:
     """A name bound at the top level of this module (function, class, assignment)."""
@@ -32,6 +36,7 @@ class Global:
     name: str
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Imported:
     """A name this module imports, by what it imports (``redis.Redis``, ``.locks.take``)."""
@@ -39,6 +44,7 @@ class Imported:
     dotted: str
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Param:
     """A parameter of the function the value is written in, or (``owner``, a unit name) of
@@ -48,6 +54,7 @@ class Param:
     owner: str = ""
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Local:
     """A local variable (see ``Unit.local_values``) of the function the value is written
@@ -57,6 +64,7 @@ class Local:
     owner: str = ""
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class SelfRef:
     """``self`` in a method of ``cls`` (a class of this module)."""
@@ -64,12 +72,14 @@ class SelfRef:
     cls: str
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Attr:
     base: "Value"
     name: str
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Item:
     """``base[key]``: ``caches["locks"]``."""
@@ -78,6 +88,7 @@ class Item:
     key: "Value"
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Call:
     func: "Value"
@@ -94,6 +105,7 @@ class Call:
         return None
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class BinOp:
     """Arithmetic on values not all literal (``ttl * 60``, ``prefix + name``)."""
@@ -103,6 +115,7 @@ class BinOp:
     right: "Value"
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Either:
     """A local assigned more than once, its values in the order written: the idiom
@@ -111,6 +124,7 @@ class Either:
     options: tuple["Value", ...]
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Mapping:
     """A dict of known keys: the keywords a call gives a ``**kwargs`` parameter."""
@@ -121,6 +135,7 @@ class Mapping:
         return next((v for k, v in self.items if k == key), None)
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Unknown:
     """Anything else: a value jobsafe does not follow."""
@@ -136,6 +151,7 @@ UNKNOWN = Unknown()
 Use = Literal["with", "decorator", "call", "acquire"]
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class CallSite:
     """A call of something this module does not know as a library: a project function,
@@ -189,6 +205,7 @@ class CallSite:
     assigned: str | None = None
 
 
+@pickled_as_call
 @dataclass(frozen=True, slots=True)
 class PassedFile:
     """A file object of the caller's, passed to a function called at a use site."""
