@@ -121,18 +121,36 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
         others = tuple(f.name for f in dataclasses.fields(node) if f.name not in fields)
         _FIELDS[kind] = known = (fields, others)
     fields, others = known
-    if others and any(isinstance(getattr(node, f), (cst.CSTNode, tuple)) for f in others):
+    if others and any(_holds(type(getattr(node, f))) for f in others):
         fields = _probe(node)
         if len(fields) > len(known[0]):
             _FIELDS[kind] = (fields, tuple(f for f in others if f not in fields))
     out: list[cst.CSTNode] = []
     for name in fields:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        held = _HOLDS.get(type(value))
+        if held is None:
+            held = _holds(type(value))
+        if held == _NODE:
             out.append(value)
-        elif isinstance(value, (tuple, list)):
+        elif held == _NODES:
             out.extend(value)
     return out
+
+
+#: what a field's value is, by its class: a node, a sequence of nodes, or neither
+_NODE, _NODES, _NEITHER = 1, 2, 0
+#: read by class once: an ``isinstance`` against libcst's abstract classes that fails
+#: runs ``ABCMeta.__instancecheck__``, in Python
+_HOLDS: dict[type, int] = {}
+
+
+def _holds(kind: type) -> int:
+    found = _HOLDS.get(kind)
+    if found is None:
+        found = _HOLDS[kind] = _NODE if issubclass(kind, cst.CSTNode) else \
+            _NODES if issubclass(kind, (tuple, list)) else _NEITHER
+    return found
 
 
 def walk(node):
