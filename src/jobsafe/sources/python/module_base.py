@@ -243,7 +243,18 @@ class ModuleBase:
         return self.module.code_for_node(node)
 
     def _unit_nodes(self, node) -> list:
-        """Nodes of a function (or ``__main__`` block), not of the functions nested in it."""
+        """Nodes of a function (or ``__main__`` block), not of the functions nested in it
+        (memoised: the recognisers ask for a unit's again and again; never mutated)."""
+        found = self._unit_nodes_of.get(id(node))
+        if found is None:
+            found = self._unit_nodes_of[id(node)] = self._own_nodes(node)
+        return found
+
+    @cached_property
+    def _unit_nodes_of(self) -> dict[int, list]:
+        return {}
+
+    def _own_nodes(self, node) -> list:
         own = self.by_unit.get(id(node), [])
         nested = {id(n) for n in own if type(n) in _SCOPES}
         if not nested:
@@ -263,9 +274,11 @@ class ModuleBase:
             d.name.value for d in defs if id(d) not in deeper}
 
     def _nodes_of(self, unit: Unit) -> list:
-        return self._module_nodes() if unit.name == MODULE else self._unit_nodes(unit.node)
+        return self._module_nodes if unit.name == MODULE else self._unit_nodes(unit.node)
 
+    @cached_property
     def _module_nodes(self) -> list:
+        """The module's own nodes, outside its functions (never mutated)."""
         inside = {id(n) for nodes in self.by_unit.values() for n in nodes}
         return [n for n in self.order if id(n) not in inside and id(n) not in self.by_unit]
 
