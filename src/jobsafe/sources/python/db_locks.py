@@ -65,6 +65,9 @@ _FORWARDED_METHODS = frozenset({"update", "create", "get_or_create", "execute", 
 _CHAIN_NODES = (cst.Call, cst.Attribute, cst.Name, cst.SimpleString, cst.Integer, cst.Float)
 
 
+#: a function's ``name = value`` statements: name -> (line, value), in order
+_Assignments = dict[str, list[tuple[int, cst.BaseExpression]]]
+
 class DbLocks(ModuleBase):
     def _db_lock(self, call: cst.Call, unit: Unit, calls):
         """A database lock taken by ``call``, as (lock, node, handle), or None."""
@@ -509,11 +512,26 @@ class DbLocks(ModuleBase):
         if not isinstance(unit.node, cst.FunctionDef):
             return None
         line = self.line(name)
-        found = [(self.line(n), n.value) for n in self._unit_nodes(unit.node)
-                 if type(n) is cst.Assign and len(n.targets) == 1 and
-                 isinstance(n.targets[0].target, cst.Name) and
-                 n.targets[0].target.value == name.value and self.line(n) < line]
+        found = [(at, value) for at, value in self._assignments(unit.node).get(name.value, ())
+                 if at < line]
         return max(found, key=lambda f: f[0])[1] if found else None
+
+    def _assignments(self, function: cst.FunctionDef) -> _Assignments:
+        """A function's ``name = value`` statements by name, in order (read once per
+        function: asked at each use of a local)."""
+        found = self._assignments_of.get(id(function))
+        if found is None:
+            found = self._assignments_of[id(function)] = {}
+            for n in self._unit_nodes(function):
+                if type(n) is cst.Assign and len(n.targets) == 1 and \
+                        isinstance(n.targets[0].target, cst.Name):
+                    found.setdefault(n.targets[0].target.value, []).append(
+                        (self.line(n), n.value))
+        return found
+
+    @cached_property
+    def _assignments_of(self) -> dict[int, _Assignments]:
+        return {}
 
     def _by_key_only(self, node) -> bool:
         """The chain selects its rows by primary key alone (``.filter(pk=x)``,
