@@ -79,10 +79,11 @@ class Hazards(ModuleBase):
                 fork = self._fork(node)
                 if fork is not None:
                     forks.append((self.span(node), fork))
-        return Observations(self.span(at), last, tuple(exits), tuple(yields), tuple(forks),
-                            tuple(unlinks), unit.is_async and not self._offloaded(at),
-                            self._brief(at), self._spin(at), self._dropped(unit, at, handle),
-                            tuple(deletes))
+        return Observations(
+            self.span(at), last, exits=tuple(exits), yields=tuple(yields), forks=tuple(forks),
+            unlinks=tuple(unlinks), in_async=unit.is_async and not self._offloaded(at),
+            brief=self._brief(at), spin=self._spin(at), dropped=self._dropped(unit, at, handle),
+            deletes=tuple(deletes))
 
     def _retries(self, unit: Unit) -> Retries:
         retried = unit.decorators & apis.RETRY_DECORATORS or any(
