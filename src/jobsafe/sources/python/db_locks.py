@@ -27,7 +27,7 @@ import libcst as cst
 from ...model import Lock
 from ...model import UNKNOWN_TTL
 from . import apis
-from .module_base import ModuleBase
+from .module_base import Assignments, ModuleBase
 from .syntax import children, contains, names_read, walk
 from .values import argument, literal
 
@@ -63,10 +63,6 @@ _EXPIRY_LOOKUP = re.compile(r"__(?:lt|lte)$")
 _FORWARDED_METHODS = frozenset({"update", "create", "get_or_create", "execute", "save"})
 #: what a forwarding helper's returned chain is built of
 _CHAIN_NODES = (cst.Call, cst.Attribute, cst.Name, cst.SimpleString, cst.Integer, cst.Float)
-
-
-#: a function's ``name = value`` statements: name -> (line, value), in order
-_Assignments = dict[str, list[tuple[int, cst.BaseExpression]]]
 
 class DbLocks(ModuleBase):
     def _db_lock(self, call: cst.Call, unit: Unit, calls):
@@ -516,7 +512,7 @@ class DbLocks(ModuleBase):
                  if at < line]
         return max(found, key=lambda f: f[0])[1] if found else None
 
-    def _assignments(self, function: cst.FunctionDef) -> _Assignments:
+    def _assignments(self, function: cst.FunctionDef) -> Assignments:
         """A function's ``name = value`` statements by name, in order (read once per
         function: asked at each use of a local)."""
         found = self._assignments_of.get(id(function))
@@ -528,10 +524,6 @@ class DbLocks(ModuleBase):
                     found.setdefault(n.targets[0].target.value, []).append(
                         (self.line(n), n.value))
         return found
-
-    @cached_property
-    def _assignments_of(self) -> dict[int, _Assignments]:
-        return {}
 
     def _by_key_only(self, node) -> bool:
         """The chain selects its rows by primary key alone (``.filter(pk=x)``,

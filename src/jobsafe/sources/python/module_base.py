@@ -22,6 +22,9 @@ from .symbols import Param
 from .syntax import ParentMap, children, dotted, is_main_guard
 from .values import Evaluator, argument
 
+#: a function's ``name = value`` statements: name -> (line, value), in order
+Assignments = dict[str, list[tuple[int, cst.BaseExpression]]]
+
 if TYPE_CHECKING:
     from .idempotency import Origin
     from .lock_calls import LockSpec
@@ -143,6 +146,12 @@ class ModuleBase:
         self._awaits_in: dict[int, bool] = {}
         #: id(try statement) -> whether a handler of it returns a value (asked per call)
         self._handlers_tell: dict[int, bool] = {}
+        #: the recognisers ask for the same node's span, a unit's own nodes and a
+        #: function's assignments again and again: id(node) -> each, made once (one
+        #: ``Span`` per node is also one copy in the cached facts)
+        self._spans: dict[int, Span] = {}
+        self._unit_nodes_of: dict[int, list] = {}
+        self._assignments_of: dict[int, Assignments] = {}
         #: filled by ``_ModuleAnalyser.run``: the units by id(node), each node's unit, and
         #: where the values helpers return come from
         self._units: dict[int, Unit] = {}
@@ -206,18 +215,12 @@ class ModuleBase:
         return None
 
     def span(self, node) -> Span:
-        """The node's span, one object per node: the recognisers ask for the same node's
-        again and again, and the cached facts hold one copy."""
         found = self._spans.get(id(node))
         if found is None:
             start_line, start_column, end_line, end_column = self._ranges[id(node)]
             found = self._spans[id(node)] = Span(self.path, start_line, start_column + 1,
                                                  end_line, end_column + 1)
         return found
-
-    @cached_property
-    def _spans(self) -> dict[int, Span]:
-        return {}
 
     def line(self, node) -> int:
         return self._ranges[id(node)][0]
@@ -244,15 +247,11 @@ class ModuleBase:
 
     def _unit_nodes(self, node) -> list:
         """Nodes of a function (or ``__main__`` block), not of the functions nested in it
-        (memoised: the recognisers ask for a unit's again and again; never mutated)."""
+        (memoised; never mutated)."""
         found = self._unit_nodes_of.get(id(node))
         if found is None:
             found = self._unit_nodes_of[id(node)] = self._own_nodes(node)
         return found
-
-    @cached_property
-    def _unit_nodes_of(self) -> dict[int, list]:
-        return {}
 
     def _own_nodes(self, node) -> list:
         own = self.by_unit.get(id(node), [])

@@ -8,10 +8,10 @@ Every answer is memoised; recursion is bounded, so cycles in the project's code 
 from __future__ import annotations
 
 import posixpath
-from sys import intern
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from ...model import CodeFact, Confidence, Lock, LockScope, Release, Span
