@@ -179,14 +179,11 @@ def analyse(paths: list[str], settings: Settings, rule_ids: list[str],
 
 def _record(cache, root: str, cwd: str, settings: Settings, read: _Read,
             project: Project) -> None:
-    """The pre-commit fast path's record of this run. It needs the prefilter's words, which
-    a run that read no module has not built (libcst stays unloaded): then the last record
-    stands, and is used only while every file it stamped is unchanged."""
+    """The pre-commit fast path's record of this run, with the prefilter's words: a quiet
+    module that comes to hold one of them is read again."""
     from . import quick
     from .sources.python import prefilter
 
-    if not prefilter.vocabulary.cache_info().currsize:
-        return
     hints = prefilter.vocabulary().hints
     if hints is None:
         return

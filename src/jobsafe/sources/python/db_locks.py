@@ -34,23 +34,6 @@ from .values import argument, literal
 if TYPE_CHECKING:
     from .facts import Unit
 
-#: words without which a module takes no database lock this module recognises (the
-#: prefilter; a tuple is a conjunction)
-PREFILTER_TOKENS = ("select_for_update", "with_for_update", r"(?i)for\s+update",
-                    "update_on_match", r"\.for_update\(",
-                    r"(?i)\block\s+(?:table\s+)?\S+\s+in\s",
-                    # a claim: an update whose row count is kept, tested or returned
-                    (r"(?:=|\bif\b|\breturn\b|\bnot\b|\bwhile\b)[^\n#]*\.update\(",
-                     r"\.filter(?:_by)?\(|\.where\("),
-                    # ... as black writes it: `claimed = (` then the chain over lines,
-                    # `.update(` opening a line or right after the model's name
-                    (r"(?:=|\bif\b|\breturn\b|\bnot\b)\s*\(\n[^#;]{0,400}?\n\s*\.update\(",
-                     r"\.filter(?:_by)?\(|\.where\("),
-                    (r"(?:=|\bif\b|\breturn\b|\bnot\b)\s*\(\n[ \t]*[\w.]+\.update\(",
-                     r"\.filter(?:_by)?\(|\.where\("),
-                    (r"(?i)\bupdate\s+\w+\s+set\b", r"rowcount|returning|RETURNING"),
-                    (r"IntegrityError", r"\.create\(|\.get_or_create\(|force_insert"))
-
 #: what marks a receiver as a query (set): how the chain before the call was built
 _QUERY_STEPS = ("filter", "filter_by", "exclude", "objects", "query", "where", "select_related",
                 "all", "order_by", "select_for_update", "with_for_update", "using")

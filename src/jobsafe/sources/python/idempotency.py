@@ -18,16 +18,6 @@ from ...model import CodeFact, FactKind, Span, TextEdit
 from .syntax import walk
 from .values import argument
 
-#: words without which a module makes no side effect or key this module judges (the
-#: prefilter; a tuple is a conjunction): a key or a payment API, or a value that changes every
-#: run together with a write whose path could carry it (JOB404)
-PREFILTER_TOKENS = ("idempoten", "Idempoten", "dedup", "Dedup", "ClientToken", "Request-Id",
-                    "stripe", "Stripe", r"(?<![\w.])square[._\s]|squareup", "adyen", "Adyen",
-                    "run_instances", r"send_message\(", "create_payment", "payments",
-                    (r"uuid|random|secrets|now\(|time\(|getpid|strftime",
-                     r"open\(|write_text|write_bytes|to_csv|to_excel|to_parquet|to_json|savefig|"
-                     r"put_object|upload_file"))
-
 PER_RUN_CALLS = {
     "uuid.uuid1": "uuid.uuid1()", "uuid.uuid4": "uuid.uuid4()",
     "random.random": "random.random()", "random.randint": "random.randint()",

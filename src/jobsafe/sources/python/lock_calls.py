@@ -42,22 +42,6 @@ from .symbols import (
 from .syntax import contains, names_read, walk, walk_unit
 from .values import argument, literal, passes_kwargs
 
-#: words without which a module takes no lock this module recognises (the prefilter); a
-#: tuple is a conjunction: every word of it must appear. "lock" but not "block"/"clock", nor
-#: ``skip_locked`` / ``SKIP LOCKED`` (a query's row locks, which no recogniser models)
-PREFILTER_TOKENS = (r"(?<![bcBC])(?<!skip_)lock", "Lock", r"(?<![BC])(?<!SKIP )LOCK", "acquire",
-                    "setnx", r"nx\s*=",
-                    "advisory", "O_EXCL", r"(?<![A-Za-z])pid", "Pid", "PID", "SingleInstance",
-                    "Redlock", "QueueOnce", "Semaphore", "mutex",
-                    *(rf"\b{name.rsplit('.', 1)[-1]}\b" for name in apis.LOCK_DECORATORS),
-                    r"cache\.add\(|caches\[.*\]\.add\(",  # Django's cache.add(key) as a lock
-                    # a service registry: what ``find_service`` hands out (``semantics``)
-                    r"\bregister_service(?:_factory)?\(",
-                    # a hand-made lock file without a lock-like name: tested, created
-                    # (what _creation recognises), removed
-                    (r"exists|isfile|is_file|access\(", r"lck|\.remove\(|unlink\(|rmdir\(",
-                     r"open\(|mkdir\(|touch\(|write_text\("))
-
 if TYPE_CHECKING:
     from .facts import Unit
 

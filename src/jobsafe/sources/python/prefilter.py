@@ -1,6 +1,6 @@
 """Which modules reach libcst: a fast scan of the text for the recognisers' own words.
 
-Each recogniser declares ``PREFILTER_TOKENS`` next to its code (lock calls, idempotency,
+``words`` lists the words of each recogniser (lock calls, database locks, idempotency,
 schedulers): regular expressions, and tuples of them that must all appear. A module is
 parsed for its own sake when one of them appears in its code — not in docstrings, comments
 or prose strings — and it is not test code. ``tests/test_prefilter.py`` proves that no
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ...paths import is_test_path
+from .words import ALL
 
 
 @dataclass(frozen=True)
@@ -47,14 +48,9 @@ class Vocabulary:
 
 @cache
 def vocabulary() -> Vocabulary:
-    """Built on first use: the recognisers import libcst, which a run served from the cache
-    never needs."""
-    from . import db_locks, idempotency, lock_calls, schedulers
-
-    tokens = (*lock_calls.PREFILTER_TOKENS, *db_locks.PREFILTER_TOKENS,
-              *idempotency.PREFILTER_TOKENS, *schedulers.PREFILTER_TOKENS)
-    words = tuple(Word.of(t) for t in tokens if isinstance(t, str))
-    conjunctions = tuple(tuple(Word.of(w) for w in t) for t in tokens if isinstance(t, tuple))
+    """Built on first use (compiling the expressions takes a few milliseconds)."""
+    words = tuple(Word.of(t) for t in ALL if isinstance(t, str))
+    conjunctions = tuple(tuple(Word.of(w) for w in t) for t in ALL if isinstance(t, tuple))
     firsts = [*words, *(c[0] for c in conjunctions)]
     hints = tuple(sorted({core for w in firsts for core in w.cores})) \
         if all(w.cores for w in firsts) else None

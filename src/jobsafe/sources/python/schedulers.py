@@ -11,15 +11,6 @@ import libcst as cst
 from .facts import ScheduledCall
 from .values import argument
 
-#: words without which a module declares no schedule (the prefilter)
-PREFILTER_TOKENS = (r"(?i)beat_schedule", "CELERYBEAT", "add_job", "scheduled_job",
-                    r"every\(", "periodic_task", "CRONJOBS", "Scheduler", "CronJobBase",
-                    "run_pending", "add_periodic_task",
-                    # a scheduler made in another module, started here (its kind is the
-                    # tree's to tell): ``from .extensions import scheduler; scheduler.start()``
-                    r"sched\w*\.start\(",
-                    # Celery beat entries in a dict of any name: {"x": {"task": …, "schedule": …}}
-                    (r"[\"']task[\"']\s*:", r"[\"']schedule[\"']\s*:"))
 _BEAT_NAMES = ("beat_schedule", "CELERYBEAT_SCHEDULE", "CELERY_BEAT_SCHEDULE")
 _CELERY_CRONTAB = {"celery.schedules.crontab"}
 _CLOCK = re.compile(r"^([01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?$")  # "10:30", "02:30:00"
