@@ -17,7 +17,7 @@ from .assembly.systemd import SystemdAssembly
 from .assembly.topology import TopologyAssembly
 from .baseline import assign_fingerprints
 from .config import Settings
-from .discover import discover, find_project_root, find_root, is_sniffable
+from .discover import Listings, discover, find_project_root, find_root, is_sniffable
 from .errors import InternalError, raise_internal_errors
 from .link import Tree
 from .model import Finding, MessageArg, Progress, Project, message, prose
@@ -72,7 +72,10 @@ def build_project(root: str, cwd: str, settings: Settings, workers: int = 1, cac
     """Parse the tree under ``root`` into a Project, one source family after another; also
     the texts read (display path -> (kind, text)) for suppressions and excerpts, and what
     was read as code."""
-    discovery = discover(root, cwd, settings.extend_exclude)
+    listings = Listings(cache, root) if cache is not None else None
+    discovery = discover(root, cwd, settings.extend_exclude, listings)
+    if listings is not None:
+        listings.save()
     texts: dict[str, tuple[str, str]] = {}
     tree = Tree(discovery, texts)
     tree.python.cache = cache

@@ -9,6 +9,8 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import stat
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +18,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathspec import PathSpec
+
+    from .cache import FileCache
 
 #: directories never worth walking into
 DEFAULT_EXCLUDES = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
@@ -59,6 +63,47 @@ def names_digest(names: Iterable[str]) -> str:
     """A digest of a folder's entry names (the pre-commit record compares folders by it)."""
     joined = "\0".join(sorted(names))
     return hashlib.sha256(joined.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+#: a folder's entry: (name, is a folder, is a file); both None for a symbolic link or an
+#: entry that could not be examined (a listing holding one is not kept)
+_Entry = tuple[str, bool | None, bool | None]
+#: a listing taken this soon after its folder last changed is not kept: a change in the same
+#: tick of the file system's clock leaves the folder's time as it was
+_SETTLED_NS = 2_000_000_000
+
+
+class Listings:
+    """Each folder's entries as the last walk saw them, by the folder's modification time,
+    like the stat index for files: a warm walk stats a folder instead of listing it. A
+    folder's time changes whenever an entry is added, removed or renamed; a folder holding
+    a symbolic link is listed every time (what a link points at changes elsewhere)."""
+
+    def __init__(self, cache: FileCache, root: str):
+        self.cache = cache
+        self.key = cache.key("folder-listings", root, "")
+        old = cache.get(self.key)
+        self.old: dict[str, tuple[int, tuple[_Entry, ...], str]] = \
+            old if isinstance(old, dict) else {}
+        self.new: dict[str, tuple[int, tuple[_Entry, ...], str]] = {}
+        self.now = time.time_ns()
+
+    def known(self, folder: str, mtime: int) -> tuple[tuple[_Entry, ...], str] | None:
+        """The folder's entries (sorted by name) and their names' digest, when its time is
+        the one they were listed at."""
+        found = self.old.get(folder)
+        if found is None or found[0] != mtime:
+            return None
+        self.new[folder] = found
+        return found[1], found[2]
+
+    def record(self, folder: str, mtime: int, entries: tuple[_Entry, ...], digest: str) -> None:
+        if self.now - mtime > _SETTLED_NS:
+            self.new[folder] = (mtime, entries, digest)
+
+    def save(self) -> None:
+        if self.new != self.old:
+            self.cache.put(self.key, self.new)
 
 
 def display_path(abs_path: str, cwd: str) -> str:
@@ -181,8 +226,11 @@ def find_project_root(root: str, config: str | None) -> str:
         probe = parent
 
 
-def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
-    """Every file under ``root`` that is not ignored, with its kind."""
+def discover(root: str, cwd: str, excludes: tuple[str, ...] = (),
+             listings: Listings | None = None) -> Discovery:
+    """Every file under ``root`` that is not ignored, with its kind; ``listings``: the
+    folders' entries as the last walk saw them (read where still current, kept for the
+    next walk)."""
     result = Discovery(root=root)
     ignorer = _Ignorer(root, excludes)
     real_root = os.path.realpath(root)
@@ -205,41 +253,88 @@ def discover(root: str, cwd: str, excludes: tuple[str, ...] = ()) -> Discovery:
         if (st.st_dev, st.st_ino) in visited:
             return  # a symlink loop, or a second link to the same folder
         visited.add((st.st_dev, st.st_ino))
-        ignorer.load(rel_dir, abs_dir)
-        try:
-            entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
-        except OSError as exc:
-            result.unreadable.append((display_path(abs_dir, cwd),
-                                      f"unreadable directory: {exc.strerror or exc}"))
-            return
-        result.folders.append((abs_dir, st.st_mtime_ns, names_digest(e.name for e in entries)))
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                is_link = entry.is_symlink()
-                is_dir = entry.is_dir(follow_symlinks=True)
-                is_file = entry.is_file(follow_symlinks=True)
-            except OSError as exc:
-                result.unreadable.append((display_path(entry.path, cwd),
-                                          f"cannot be examined: {exc.strerror or exc}"))
-                continue
-            if is_link:
-                target = os.path.realpath(entry.path)
-                if not inside(target):
-                    result.skipped.append((display_path(entry.path, cwd),
-                                           "symbolic link out of the analysed tree"))
+        known = listings.known(abs_dir, st.st_mtime_ns) if listings is not None else None
+        if known is not None:
+            entries, digest = known
+            if any(name == ".gitignore" for name, _, _ in entries):
+                ignorer.load(rel_dir, abs_dir)
+        else:
+            ignorer.load(rel_dir, abs_dir)
+            listed = _listed(abs_dir, cwd, result)
+            if listed is None:
+                return
+            entries, unsettled = listed
+            digest = names_digest(name for name, _, _ in entries)
+            if listings is not None and not unsettled:
+                listings.record(abs_dir, st.st_mtime_ns, entries, digest)
+        result.folders.append((abs_dir, st.st_mtime_ns, digest))
+        for name, is_dir, is_file in entries:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            path = os.path.join(abs_dir, name)
+            is_link = is_dir is None
+            if is_link:  # judged here, every time
+                examined = _examined(path, cwd, result)
+                if examined is None:
                     continue
-            if ignorer.ignored(rel, is_dir):
+                is_link, is_dir, is_file = examined
+            if is_link and not inside(os.path.realpath(path)):
+                result.skipped.append((display_path(path, cwd),
+                                       "symbolic link out of the analysed tree"))
+                continue
+            if ignorer.ignored(rel, bool(is_dir)):
                 continue
             if is_dir:
-                walk(entry.path, rel)
+                walk(path, rel)
             elif is_file:
-                result.files.append(SourceFile(entry.path, rel, shown(rel), classify(rel)))
+                result.files.append(SourceFile(path, rel, shown(rel), classify(rel)))
             elif is_link:
-                result.skipped.append((display_path(entry.path, cwd), "broken symbolic link"))
+                result.skipped.append((display_path(path, cwd), "broken symbolic link"))
 
     walk(root, "")
     return result
+
+
+def _listed(abs_dir: str, cwd: str,
+            result: Discovery) -> tuple[tuple[_Entry, ...], bool] | None:
+    """A folder's entries sorted by name, as (name, is a folder, is a file) — both None for
+    a symbolic link or an entry that could not be examined, judged where it is used — and
+    whether any is so; None when the folder cannot be listed (noted as unreadable)."""
+    try:
+        scanned = sorted(os.scandir(abs_dir), key=lambda e: e.name)
+    except OSError as exc:
+        result.unreadable.append((display_path(abs_dir, cwd),
+                                  f"unreadable directory: {exc.strerror or exc}"))
+        return None
+    entries: list[_Entry] = []
+    unsettled = False
+    for entry in scanned:
+        try:
+            if not entry.is_symlink():
+                entries.append((entry.name, entry.is_dir(), entry.is_file()))
+                continue
+        except OSError:
+            pass
+        entries.append((entry.name, None, None))
+        unsettled = True
+    return tuple(entries), unsettled
+
+
+def _examined(path: str, cwd: str, result: Discovery) -> tuple[bool, bool, bool] | None:
+    """(is a link, is a folder, is a file) of an entry, following a link; None when it
+    cannot be examined (noted) or is gone."""
+    try:
+        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:  # a broken link
+            return is_link, False, False
+        return is_link, stat.S_ISDIR(mode), stat.S_ISREG(mode)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        result.unreadable.append((display_path(path, cwd),
+                                  f"cannot be examined: {exc.strerror or exc}"))
+        return None
 
 
 @dataclass(frozen=True)
