@@ -45,9 +45,10 @@ def test_editing_replicas_changes_the_findings_of_a_warm_run(write_tree, monkeyp
 
 def test_cached_and_parallel_runs_match_a_plain_run(write_tree, monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    # sizes in another order than the paths (the pool parses the longest first)
     files = {f"jobs/job{i}.py": "import redis\nr = redis.Redis()\n"
                                  f"if __name__ == '__main__':\n    lock = r.lock('job{i}')\n"
-                                 "    lock.acquire()\n"
+                                 "    lock.acquire()\n" + "# padding\n" * (i * 7 % 30)
              for i in range(30)}
     root = write_tree(files)
     monkeypatch.chdir(root)
@@ -171,3 +172,11 @@ def test_the_facts_of_every_fixture_module_survive_pickling():
     for record in (call, UNKNOWN, Span("a.py", 7)):
         assert pickle.loads(pickle.dumps(record)) == record
         assert record.__reduce__()[0] is type(record)
+
+
+def test_the_pool_hands_each_modules_facts_back_in_the_order_asked():
+    """The longest modules are parsed first; the answers still come back in order."""
+    from jobsafe.sources.python.index import _parse_in_pool
+
+    jobs = [(f"m{i}.py", "import fcntl\n" + "x = 1\n" * (i * 7 % 30)) for i in range(30)]
+    assert [facts.path for facts in _parse_in_pool(jobs, 2)] == [path for path, _ in jobs]

@@ -84,14 +84,17 @@ def _parse_in_pool(jobs: list[tuple[str, str]], workers: int,
 
     results: list[ModuleFacts | None] = [None] * len(jobs)
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    chunk = max(1, len(jobs) // (workers * 8))
+    # the longest modules first, one at a time: no worker is left parsing a large one alone
+    # at the end (in path order, mlflow's took 7 % longer than its parse time split evenly)
+    order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i][1]))
     try:
         with ProcessPoolExecutor(max_workers=workers, initializer=collect_less,
                                  mp_context=multiprocessing.get_context(method)) as pool:
-            for i, facts in enumerate(pool.map(_parse_one, jobs, chunksize=chunk)):
+            parsed = pool.map(_parse_one, [jobs[i] for i in order])
+            for done, (i, facts) in enumerate(zip(order, parsed), 1):
                 results[i] = facts
                 if progress is not None:
-                    progress("parsing Python", i + 1, len(jobs))
+                    progress("parsing Python", done, len(jobs))
     except (BrokenProcessPool, OSError):
         pass
     return results
