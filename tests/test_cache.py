@@ -175,8 +175,10 @@ def test_the_facts_of_every_fixture_module_survive_pickling():
 
 
 def test_the_pool_hands_each_modules_facts_back_in_the_order_asked():
-    """The longest modules are parsed first; the answers still come back in order."""
-    from jobsafe.sources.python.index import _parse_in_pool
+    """The longest modules are parsed first; the answers still come back in order (from
+    workers forked by a server that imported the parser before they were asked for)."""
+    from jobsafe.sources.python.index import _parse_in_pool, start_forkserver
 
+    start_forkserver()
     jobs = [(f"m{i}.py", "import fcntl\n" + "x = 1\n" * (i * 7 % 30)) for i in range(30)]
     assert [facts.path for facts in _parse_in_pool(jobs, 2)] == [path for path, _ in jobs]

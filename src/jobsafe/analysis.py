@@ -22,6 +22,7 @@ from .errors import InternalError, raise_internal_errors
 from .link import Tree
 from .model import Finding, MessageArg, Progress, Project, message, prose
 from .rules import Rule, all_rules, resolve_selector
+from .sources.python.index import PARALLEL_MIN_FILES, start_forkserver
 from .suppress import (
     Suppression,
     apply_suppressions,
@@ -115,9 +116,14 @@ def _preload_python(tree: Tree, workers: int, progress: Progress | None) -> None
     there are enough of them), then those that call a lock abstraction of the kept ones."""
     python = tree.python
     matter = []
+    to_parse = 0
     for done, rel in enumerate(sorted(python.files), 1):
         if python.might_lock(rel):
             matter.append(rel)
+            if not python.parsed(rel):
+                to_parse += 1
+                if to_parse == PARALLEL_MIN_FILES and workers > 1:
+                    start_forkserver()  # (the workers will be needed: ready them meanwhile)
         if progress is not None and (done % 50 == 0 or done == len(python.files)):
             progress("scanning Python", done, len(python.files))
     python.preload(matter, workers, progress)
