@@ -94,8 +94,8 @@ class Hazards(ModuleBase):
                                                           or has_keyword(d.decorator, "retry_backoff")):
                     retried = True
         nodes = self._nodes_of(unit)
-        self_retry = next((n for n in nodes if isinstance(n, cst.Call) and
-                           isinstance(n.func, cst.Attribute) and n.func.attr.value == "retry"
+        self_retry = next((n for n in nodes if type(n) is cst.Call and
+                           type(n.func) is cst.Attribute and n.func.attr.value == "retry"
                            and self.code(n.func.value) == "self"), None)
         if self_retry is not None:
             countdown = argument(self_retry, "countdown", None)

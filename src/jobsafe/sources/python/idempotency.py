@@ -260,11 +260,12 @@ def _find_host_origin(an, flow: KeyFlow, node, depth: int) -> Origin | None:
             if name in HOST_CALLS:
                 return Origin(2, HOST_CALLS[name], an.span(node))
     for child in walk(node):
-        if isinstance(child, cst.Call):
+        kind = type(child)  # (exact types: isinstance goes through ABCMeta)
+        if kind is cst.Call:
             for name in an.qualified(child.func):
                 if name in HOST_CALLS:
                     return Origin(2, HOST_CALLS[name], an.span(child))
-        if isinstance(child, cst.Name) and child.value in flow.assigned and depth < 8:
+        if kind is cst.Name and child.value in flow.assigned and depth < 8:
             found = _host_origin(an, flow, flow.assigned[child.value], depth + 1)
             if found is not None:
                 return found
@@ -297,7 +298,7 @@ def helper_origins(an, units) -> dict[str, Origin | None]:
                 continue
             nodes = an._nodes_of(unit)
             flow = KeyFlow(an, nodes, helpers)
-            returned = [flow.origin(n.value) for n in nodes if isinstance(n, cst.Return)]
+            returned = [flow.origin(n.value) for n in nodes if type(n) is cst.Return]
             helpers[unit.name] = _worst(*returned)
     return helpers
 

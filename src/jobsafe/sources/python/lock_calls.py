@@ -1191,7 +1191,7 @@ class LockCalls(DbLocks):
 
     def _find_stale_handling(self) -> StaleHandling:
         for node in self.order:
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             names = self.qualified(node.func)
             if "os.kill" in names:

@@ -365,7 +365,7 @@ class ModuleBase:
 
     def _always_runs(self, node) -> bool:
         """Inside a ``finally`` or a handler of every exception."""
-        return any(isinstance(p, cst.Finally) or isinstance(p, cst.ExceptHandler) and (
+        return any(type(p) is cst.Finally or type(p) is cst.ExceptHandler and (
             p.type is None or self.code(p.type) in ("Exception", "BaseException"))
                    for p in self.parents(node))
 

@@ -175,12 +175,16 @@ def names_read(node) -> set[str]:
     return {n.value for n in [node, *walk(node)] if isinstance(n, cst.Name)}
 
 
+#: what a unit's walk does not enter (exact types: isinstance goes through ABCMeta)
+_NESTED = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def walk_unit(node):
     """Nodes of a unit's body, not descending into nested functions and classes."""
     stack = [node] if not isinstance(node, (list, tuple)) else list(reversed(node))
     while stack:
         child = stack.pop()
-        if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(child) in _NESTED:
             continue
         yield child
         below = children(child)
