@@ -118,3 +118,22 @@ def test_the_unvalidated_parse_validates_nothing(monkeypatch):
     assert checked == []
     cst.parse_module(SAMPLES["statements"], config=config)
     assert checked
+
+
+def test_the_code_of_a_leaf_is_libcsts_code():
+    """A name, string or number is written as its value (parentheses and all through code
+    generation): the same text as libcst's on every such node of jobsafe's own code."""
+    from jobsafe.sources.python.module_base import _LEAVES, ModuleBase
+    from jobsafe.sources.python.facts import ModuleFacts
+
+    texts = [*SAMPLES.values(), "x = (a) + ((b)) + ( 'q' ) + (1.5j)\n",
+             *(p.read_text() for p in sorted((ROOT / "src").rglob("*.py")))]
+    leaves = 0
+    for text in texts:
+        module = cst.parse_module(text, config=cst.PartialParserConfig(python_version="3.12"))
+        base = ModuleBase("m.py", module, text, ModuleFacts("m.py"))
+        for node in walk(module):
+            if type(node) in _LEAVES:
+                leaves += 1
+                assert base.code(node) == module.code_for_node(node)
+    assert leaves > 10_000

@@ -243,6 +243,8 @@ class ModuleBase:
             node = self._parent.get(node)
 
     def code(self, node) -> str:
+        if type(node) in _LEAVES and not node.lpar and not node.rpar:
+            return node.value  # what code generation writes for it, without its cost
         return self.module.code_for_node(node)
 
     def _unit_nodes(self, node) -> list:
@@ -412,3 +414,6 @@ BUILTINS = set(dir(builtins))
 
 
 _SCOPES = frozenset({cst.FunctionDef, cst.ClassDef})
+#: nodes whose code is their ``value`` between their parentheses (most code asked for is a
+#: name: 171k of mlflow's 235k)
+_LEAVES = frozenset({cst.Name, cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary})
