@@ -181,7 +181,7 @@ class Hazards(ModuleBase):
     def _brief(self, at) -> bool:
         """``with self._lock:`` around a few statements and no ``await``: a short critical
         section, not a wait that stalls the loop."""
-        w = next((p for p in self.parents(at) if isinstance(p, cst.With)), None)
+        w = next((p for p in self.parents(at) if type(p) is cst.With), None)
         if w is None:
             return False
         if id(w) not in self._awaits_in:  # every call site in the block asks
@@ -189,17 +189,18 @@ class Hazards(ModuleBase):
         return not self._awaits_in[id(w)]
 
     def _offloaded(self, node) -> bool:
-        return any(isinstance(p, cst.Call) and (self.qualified(p.func) & {"asyncio.to_thread"} or
+        return any(type(p) is cst.Call and (self.qualified(p.func) & {"asyncio.to_thread"} or
                                                  self.code(p.func).endswith("run_in_executor"))
                    for p in self.parents(node))
 
     def _spin(self, at) -> Span | None:
         """An unbounded ``while`` loop that sleeps, around the acquisition."""
-        loop = next((p for p in self.parents(at) if isinstance(p, (cst.While, cst.For))), None)
+        loop = next((p for p in self.parents(at) if type(p) is cst.While or type(p) is cst.For),
+                    None)
         if loop is None or isinstance(loop, cst.For):
             return None  # a for loop is bounded by its iterable
         body_nodes = list(walk_unit(loop.body))
-        sleeps = any(isinstance(n, cst.Call) and self.qualified(n.func) & apis.SLEEPS
+        sleeps = any(type(n) is cst.Call and self.qualified(n.func) & apis.SLEEPS
                      for n in body_nodes)
         test = self.code(loop.test)
         bounded = test not in ("True", "1") or self._leaves_on_limit(loop, body_nodes)

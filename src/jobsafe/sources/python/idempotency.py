@@ -84,9 +84,9 @@ class KeyFlow:
         for node in self.nodes:
             if type(node) not in _FLOW_NODES:  # exact types: see module._PREPASS_NODES
                 continue
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 self._note_session_add(node)
-            if isinstance(node, cst.Assign):
+            if type(node) is cst.Assign:
                 for target in node.targets:
                     self._assign(target.target, node.value)
             elif isinstance(node, cst.AnnAssign) and node.value is not None:
@@ -150,9 +150,10 @@ class KeyFlow:
         if node is None or depth > 12:
             return None
         an = self.an
-        if isinstance(node, cst.Name):
+        kind = type(node)  # (exact types: isinstance goes through ABCMeta)
+        if kind is cst.Name:
             return self.names.get(node.value)
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             text = an.code(node)
             if text in self.names:
                 return self.names[text]

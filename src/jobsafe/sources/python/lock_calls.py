@@ -1251,9 +1251,9 @@ class LockCalls(DbLocks):
     def _silently_caught(self, call) -> bool:
         """Inside a ``try`` whose every handler only passes: failure is ignored."""
         for parent in self.parents(call):
-            if isinstance(parent, cst.Try):
+            if type(parent) is cst.Try:
                 return bool(parent.handlers) and not self._exception_checked(call)
-            if isinstance(parent, cst.FunctionDef):
+            if type(parent) is cst.FunctionDef:
                 return False
         return False
 

@@ -309,7 +309,7 @@ class ModuleBase:
         """The ``with open(...) as name:`` around ``node``, whose end closes the file (and
         so lets go of a kernel lock taken on it)."""
         for parent in self.parents(node):
-            if isinstance(parent, cst.With) and any(
+            if type(parent) is cst.With and any(
                     isinstance(item.asname, cst.AsName) and
                     isinstance(item.asname.name, cst.Name) and item.asname.name.value == name
                     and isinstance(item.item, cst.Call) and

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .facts import Unit
 
 _ENTER_METHODS = ("__enter__", "__aenter__", "acquire", "lock")
+#: where the tests around a site stop mattering (exact types: isinstance goes through ABCMeta)
+_ENCLOSING = frozenset({cst.FunctionDef, cst.ClassDef, cst.Module})
 
 
 class UseSites(LockCalls, Hazards):
@@ -433,9 +435,9 @@ class UseSites(LockCalls, Hazards):
         """The parameter of the unit an ``if`` around the site tests (``if flock:``)."""
         child = node
         for parent in self.parents(node):
-            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            if type(parent) in _ENCLOSING:
                 return None
-            if isinstance(parent, cst.If) and child is parent.body:
+            if type(parent) is cst.If and child is parent.body:
                 test, negated = parent.test, False
                 if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                     test, negated = test.expression, True
