@@ -164,12 +164,13 @@ class UseSites(LockCalls, Hazards):
         if isinstance(self._truth_of(call), cst.Return):
             return True  # return claimed / return q.execute() == 1 / return bool(n)
         for parent in self.parents(call):
-            if isinstance(parent, cst.FunctionDef):
+            kind = type(parent)  # (exact types: isinstance goes through ABCMeta)
+            if kind is cst.FunctionDef:
                 break
-            if isinstance(parent, (cst.If, cst.While)) and contains(parent.test, call) and \
+            if (kind is cst.If or kind is cst.While) and contains(parent.test, call) and \
                     any(_tells(n) for n in walk_unit(parent.body)):
                 return True  # if query.execute(): return row
-            if isinstance(parent, cst.Try) and self._handler_tells(parent):
+            if kind is cst.Try and self._handler_tells(parent):
                 return True
         names = self._result_names(call)
         if not names:
@@ -380,9 +381,9 @@ class UseSites(LockCalls, Hazards):
                 if type(n) is not cst.Name:
                     continue
                 parent = self._parent.get(n)
-                if isinstance(parent, cst.AssignTarget) and parent.target is n:
+                if type(parent) is cst.AssignTarget and parent.target is n:
                     bound.add(n.value)
-                elif not (isinstance(parent, cst.Attribute) and parent.value is n):
+                elif not (type(parent) is cst.Attribute and parent.value is n):
                     leaked.add(n.value)
             memo[id(unit)] = frozenset(bound - leaked)
         return memo[id(unit)]
