@@ -263,9 +263,9 @@ def discover(root: str, cwd: str, excludes: tuple[str, ...] = (),
             listed = _listed(abs_dir, cwd, result)
             if listed is None:
                 return
-            entries, unsettled = listed
+            entries, judged_later = listed
             digest = names_digest(name for name, _, _ in entries)
-            if listings is not None and not unsettled:
+            if listings is not None and not judged_later:
                 listings.record(abs_dir, st.st_mtime_ns, entries, digest)
         result.folders.append((abs_dir, st.st_mtime_ns, digest))
         for name, is_dir, is_file in entries:
@@ -306,7 +306,7 @@ def _listed(abs_dir: str, cwd: str,
                                   f"unreadable directory: {exc.strerror or exc}"))
         return None
     entries: list[_Entry] = []
-    unsettled = False
+    judged_later = False
     for entry in scanned:
         try:
             if not entry.is_symlink():
@@ -315,8 +315,8 @@ def _listed(abs_dir: str, cwd: str,
         except OSError:
             pass
         entries.append((entry.name, None, None))
-        unsettled = True
-    return tuple(entries), unsettled
+        judged_later = True
+    return tuple(entries), judged_later
 
 
 def _examined(path: str, cwd: str, result: Discovery) -> tuple[bool, bool, bool] | None:
