@@ -235,20 +235,39 @@ class Env:
     written). A closure's parameter is its outer function's (a decorator factory's)."""
 
     bindings: tuple[tuple[str, str, Value, Where], ...]
+    #: set on the arguments of no caller in particular (``Semantics.quiet``): notes every
+    #: parameter asked for that a caller would have given (an env ending in it says so too)
+    probe: "_Probe | None" = None
     #: its hash, computed once (0: not yet): envs nest (a binding's Where has its own),
     #: and memo keys hash them again and again
     _hash: int = field(default=0, init=False, compare=False, repr=False)
 
     def __hash__(self) -> int:
         if not self._hash:
-            object.__setattr__(self, "_hash", hash(self.bindings) or 1)
+            object.__setattr__(self, "_hash", (hash(self.bindings) if self.probe is None else
+                                               hash((self.bindings, id(self.probe)))) or 1)
         return self._hash
 
     def get(self, owner: str, name: str) -> tuple[Value, Where] | None:
-        return next(((v, w) for o, n, v, w in self.bindings if o == owner and n == name), None)
+        found = next(((v, w) for o, n, v, w in self.bindings if o == owner and n == name), None)
+        if found is None and self.probe is not None:
+            self.probe.asked = True
+        return found
 
     def __add__(self, other: "Env | None") -> "Env":
-        return Env(self.bindings + (other.bindings if other is not None else ()))
+        if other is None:
+            return Env(self.bindings, self.probe)
+        return Env(self.bindings + other.bindings, other.probe or self.probe)
+
+
+class _Probe:
+    """Whether a summary's reading asked for a caller's argument (compared by identity:
+    the memo keys of one summary's reading are its own)."""
+
+    __slots__ = ("asked",)
+
+    def __init__(self) -> None:
+        self.asked = False
 
 
 class Semantics:
@@ -257,6 +276,11 @@ class Semantics:
         self._kinds: dict[tuple, str] = {}
         self._resolved: dict[str, tuple[str, str] | None] = {}  # absolute dotted -> target
         self._users_memo: dict[tuple, Sequence[tuple[str, str, Env | None]]] = {}
+        #: (module, unit, use) -> whether following that use into it can take nothing
+        self._quiet: dict[tuple[str, str, str], bool] = {}
+        #: (module, unit, use) -> what its use sites may run, for any caller; None when a
+        #: lock may be taken there or a target depends on the caller's arguments
+        self._reached: dict[tuple[str, str, str], list[tuple[str, str, str]] | None] = {}
         #: (module, function) -> whether it calls a method named like an effect method
         self._effect_callers: dict[tuple[str, str], bool] = {}
         #: (module, class) -> the calls that make it, with where they are written
@@ -1417,6 +1441,8 @@ class Semantics:
             releases = {name: (release, span, end)
                         for name, release, span, end in site.handle_releases}
             for rel, name, env in self._users(site, where):
+                if self.quiet(rel, name, site.use):
+                    continue  # nothing to take down there, whoever calls it
                 unit = self.units_of(rel)[name]
                 inner = Where(rel, name, env)
                 for inner_site in entered_sites(unit, site.use):
@@ -1469,6 +1495,62 @@ class Semantics:
             found = [lock for lock in found
                      if lock is obj or (lock.kind, lock.api) != (obj.kind, obj.api)]
         return self._let_go_by_object(found, site, where)
+
+    def quiet(self, rel: str, name: str, use: str) -> bool:
+        """Whether following a use of this function into its code (``_follow``) finds no
+        lock, whoever calls it with whatever arguments: nothing it may run, through any
+        number of calls, has a lock escaping to its caller or enters a lock object, and
+        no call's target depends on what a caller passed (a parameter called may be
+        anything). It over-approximates the walk: no depth bound, no site left out for
+        the arguments (``_may_run``). Most uses that reach the project's code reach
+        none of its locks: this is what spares walking them again from every caller."""
+        key = (rel, name, use)
+        known = self._quiet.get(key)
+        if known is not None:
+            return known
+        seen, todo = {key}, [key]
+        while todo:
+            node = todo.pop()
+            state = self._quiet.get(node)
+            if state:
+                continue  # (and all it reaches)
+            reached = self._reaches_for_any(*node) if state is None else None
+            if reached is None:
+                self._quiet[key] = False
+                return False
+            for target in reached:
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        for node in seen:  # none of them reaches a lock either
+            self._quiet[node] = True
+        return True
+
+    def _reaches_for_any(self, rel: str, name: str, use: str) -> list[tuple[str, str, str]] | None:
+        """The (module, unit, use) the use sites of a unit run, read with the arguments of
+        no caller in particular; None when the unit has a lock its callers take, enters or
+        acquires a lock object, or asks for a caller's argument on the way."""
+        key = (rel, name, use)
+        if key in self._reached:
+            return self._reached[key]
+        self._reached[key] = None  # (kept if the reading finds a lock or an argument)
+        unit = self.units_of(rel).get(name)
+        if unit is None or any(symbols.escapes for lock in unit.locks
+                               for symbols in [unit.lock_symbols.get(lock.span)]
+                               if symbols is not None):
+            return None
+        probe = _Probe()
+        where = Where(rel, name, Env((), probe))
+        out = []
+        for site in entered_sites(unit, use):
+            if site.use in ("with", "acquire", "decorator") and \
+                    self.lock_object(site.callee, where) is not None:
+                return None
+            out += [(r, n, site.use) for r, n, _ in self.users_of(site.callee, site.use, where)]
+            if probe.asked:
+                return None
+        self._reached[key] = out
+        return out
 
     def _let_go_by_object(self, found: list[Lock], site: CallSite, where: Where) -> list[Lock]:
         """Kernel locks an object takes for its caller (``inst = Guard(p)``, ``self.lock()``)
