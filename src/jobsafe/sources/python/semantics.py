@@ -1541,7 +1541,7 @@ class Semantics:
             return None
         probe = _Probe()
         where = Where(rel, name, Env((), probe))
-        out = []
+        out: list[tuple[str, str, str]] = []
         for site in entered_sites(unit, use):
             if site.use in ("with", "acquire", "decorator") and \
                     self.lock_object(site.callee, where) is not None:
