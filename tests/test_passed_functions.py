@@ -1,0 +1,90 @@
+"""A lock function handed to a helper that calls it (``retry(acquire_lock, name)``): the lock
+is the job's, however the function is handed over; a helper handed something that takes no
+lock gives none. (Before, a call of a parameter was named after the parameter, so the
+helper was never followed.)"""
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_analysis
+
+LOCKS = '''import fcntl
+
+
+def acquire_lock(path):
+    fh = open(path, "w")
+    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fh
+
+
+def tidy(text):
+    return text.strip()
+'''
+
+HELPERS = '''
+def call(fn):
+    return fn("/run/app.lock")
+
+
+def call_with(*, action=None):
+    return action("/run/app.lock")
+
+
+def call_later(fn):
+    return fn()
+
+
+def retry(func, *func_args):
+    done = None
+    while not done:
+        done = func(*func_args)
+    return done
+'''
+
+JOB = '''import sys
+
+from app import locks
+from app.locks import acquire_lock, tidy
+
+
+def job():
+    held = {call}
+    print("working", held)
+
+
+if __name__ == "__main__":
+    job()
+    sys.exit(0)
+'''
+
+HANDED = {
+    "positionally": "locks.call(acquire_lock)",
+    "by keyword": "locks.call_with(action=acquire_lock)",
+    "in a lambda": "locks.call_later(lambda: acquire_lock('/run/app.lock'))",
+    "with its arguments (a retry helper)": "locks.retry(acquire_lock, '/run/app.lock')",
+}
+
+
+def _job(write_tree, call: str):
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/job.py\n",
+                       "app/__init__.py": "", "app/locks.py": LOCKS + HELPERS,
+                       "jobs/job.py": JOB.format(call=call)})
+    analysis = run_analysis(root)
+    [job] = analysis.project.jobs
+    return [(lock.kind, lock.span.path) for lock in job.all_locks], \
+        sorted({f.rule for f in analysis.findings})
+
+
+@pytest.mark.parametrize("how", sorted(HANDED))
+def test_a_lock_function_handed_to_a_helper_is_the_jobs_lock(write_tree, how):
+    locks, rules = _job(write_tree, HANDED[how])
+    assert locks == [("flock", "jobs/job.py")]
+    assert "JOB101" not in rules
+
+
+@pytest.mark.parametrize("call", ["locks.call(tidy)", "locks.call(len)",
+                                  "locks.retry(tidy, ' x ')"])
+def test_a_helper_handed_no_lock_gives_none(write_tree, call):
+    locks, rules = _job(write_tree, call)
+    assert locks == []
+    assert "JOB101" in rules  # unguarded, as without the helper
