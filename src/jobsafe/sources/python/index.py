@@ -39,6 +39,7 @@ from .symbols import (
     Global,
     Imported,
     Local,
+    Param,
     SelfRef,
     imported_names,
     makes_lock,
@@ -527,12 +528,57 @@ class PythonIndex:
 
     def may_reach(self, site: CallSite, unit: Unit, facts: ModuleFacts, names) -> bool:
         """A site calling one of ``names``, or whose callee cannot be named (a helper's
-        parameter: ``receiver.acquire()``)."""
-        key = id(site)
-        named = self._site_names.get(key)
-        if named is None:  # (asked once per round of lock_names and per use: read once)
-            named = self._site_names[key] = (site, site_names(site, unit, facts))
-        return not named[1] or bool(named[1] & names)
+        parameter: ``receiver.acquire()``), or handing one of them to a function that
+        calls what it is handed (``retry(acquire_lock, name)``)."""
+        named = self._names(site, unit, facts)
+        if not named or named & names:
+            return True
+        return bool(named & self._function_takers) and isinstance(site.callee, Call) and \
+            any(value_names(value) & names for _, value in site.callee.args)
+
+    def _names(self, site: CallSite, unit: Unit, facts: ModuleFacts) -> set[str]:
+        """``site_names``, read once per site (asked once per round of ``lock_names`` and
+        per use)."""
+        named = self._site_names.get(id(site))
+        if named is None:
+            named = self._site_names[id(site)] = (site, site_names(site, unit, facts))
+        return named[1]
+
+    @cached_property
+    def _function_takers(self) -> frozenset[str]:
+        """Names of the functions, in modules the prefilter keeps, that call a function
+        their caller hands them (``def retry(func, *args): return func(*args)``), or hand
+        one of their parameters on to such a function: they take a lock when what they
+        are handed does. (Naming every call of a parameter as a lock name instead made
+        every caller of every such helper a lock name: Django's pre-commit run walked
+        six times as many uses, for nothing.)"""
+        units = [(facts, unit) for facts in self._kept_modules for unit in facts.units.values()]
+        found: set[str] = set()
+        grown = True
+        while grown:  # (the helpers that hand their parameter on, in turn)
+            grown = False
+            for facts, unit in units:
+                own = _callable_names(unit.name)
+                if own and not own <= found and any(
+                        self._takes_function(site, unit, facts, found)
+                        for site in unit.callsites):
+                    found.update(own)
+                    grown = True
+        return frozenset(found)
+
+    def _takes_function(self, site: CallSite, unit: Unit, facts: ModuleFacts,
+                        takers: set[str]) -> bool:
+        """A site calling one of the unit's parameters, or handing one to a taker."""
+        callee = site.callee
+        if not isinstance(callee, Call):
+            return False
+
+        def own(value) -> bool:
+            return isinstance(value, Param) and value.name in unit.params and \
+                value.owner in ("", unit.name)
+
+        return own(callee.func) or bool(self._names(site, unit, facts) & takers) and any(
+            own(value) for _, value in callee.args)
 
     def returns_lock_name(self, rel: str, name: str) -> bool:
         """Whether a function of a module the prefilter passed over returns what a call of

@@ -363,9 +363,8 @@ def site_names(site: "CallSite", unit, facts) -> set[str]:
         elif isinstance(node, Attr) and isinstance(node.base, SelfRef):
             info = facts.classes.get(node.base.cls)
             bound += [v for v, _ in info.attrs.get(node.name, ())] if info is not None else []
-        elif isinstance(node, Param) and (node is callee or isinstance(callee, Call) and
-                                          node is callee.func):
-            return set()  # a helper given the object, or the function it calls: follow it
+        elif isinstance(node, Param) and node is callee:
+            return set()  # a helper given the object: follow it
         elif isinstance(node, Param) and node.name == "cls" and "." in unit.name:
             names.add(unit.name.rsplit(".", 1)[0].rsplit(".", 1)[-1])  # a classmethod's class
         elif isinstance(node, Imported) and node.dotted.count(".") >= 2 and \
