@@ -39,6 +39,10 @@ def retry(func, *func_args):
     while not done:
         done = func(*func_args)
     return done
+
+
+def with_retries(fn):
+    return retry(fn, "/run/app.lock")
 '''
 
 JOB = '''import sys
@@ -62,6 +66,7 @@ HANDED = {
     "by keyword": "locks.call_with(action=acquire_lock)",
     "in a lambda": "locks.call_later(lambda: acquire_lock('/run/app.lock'))",
     "with its arguments (a retry helper)": "locks.retry(acquire_lock, '/run/app.lock')",
+    "to a helper that hands it on": "locks.with_retries(acquire_lock)",
 }
 
 
@@ -83,7 +88,7 @@ def test_a_lock_function_handed_to_a_helper_is_the_jobs_lock(write_tree, how):
 
 
 @pytest.mark.parametrize("call", ["locks.call(tidy)", "locks.call(len)",
-                                  "locks.retry(tidy, ' x ')"])
+                                  "locks.retry(tidy, ' x ')", "locks.with_retries(tidy)"])
 def test_a_helper_handed_no_lock_gives_none(write_tree, call):
     locks, rules = _job(write_tree, call)
     assert locks == []
