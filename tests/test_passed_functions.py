@@ -43,6 +43,14 @@ def retry(func, *func_args):
 
 def with_retries(fn):
     return retry(fn, "/run/app.lock")
+
+
+class Runner:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def go(self):
+        return self.fn("/run/app.lock")
 '''
 
 JOB = '''import sys
@@ -52,7 +60,7 @@ from app.locks import acquire_lock, tidy
 
 
 def job():
-    held = {call}
+    {body}
     print("working", held)
 
 
@@ -62,18 +70,21 @@ if __name__ == "__main__":
 '''
 
 HANDED = {
-    "positionally": "locks.call(acquire_lock)",
-    "by keyword": "locks.call_with(action=acquire_lock)",
-    "in a lambda": "locks.call_later(lambda: acquire_lock('/run/app.lock'))",
-    "with its arguments (a retry helper)": "locks.retry(acquire_lock, '/run/app.lock')",
-    "to a helper that hands it on": "locks.with_retries(acquire_lock)",
+    "positionally": "held = locks.call(acquire_lock)",
+    "by keyword": "held = locks.call_with(action=acquire_lock)",
+    "in a lambda": "held = locks.call_later(lambda: acquire_lock('/run/app.lock'))",
+    "with its arguments (a retry helper)":
+        "held = locks.retry(acquire_lock, '/run/app.lock')",
+    "to a helper that hands it on": "held = locks.with_retries(acquire_lock)",
+    "to an object's constructor": "held = locks.Runner(acquire_lock).go()",
+    "to an object kept in a local": "runner = locks.Runner(acquire_lock)\n    held = runner.go()",
 }
 
 
-def _job(write_tree, call: str):
+def _job(write_tree, body: str):
     root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/job.py\n",
                        "app/__init__.py": "", "app/locks.py": LOCKS + HELPERS,
-                       "jobs/job.py": JOB.format(call=call)})
+                       "jobs/job.py": JOB.format(body=body)})
     analysis = run_analysis(root)
     [job] = analysis.project.jobs
     return [(lock.kind, lock.span.path) for lock in job.all_locks], \
@@ -88,8 +99,9 @@ def test_a_lock_function_handed_to_a_helper_is_the_jobs_lock(write_tree, how):
 
 
 @pytest.mark.parametrize("call", ["locks.call(tidy)", "locks.call(len)",
-                                  "locks.retry(tidy, ' x ')", "locks.with_retries(tidy)"])
+                                  "locks.retry(tidy, ' x ')", "locks.with_retries(tidy)",
+                                  "locks.Runner(tidy).go()"])
 def test_a_helper_handed_no_lock_gives_none(write_tree, call):
-    locks, rules = _job(write_tree, call)
+    locks, rules = _job(write_tree, f"held = {call}")
     assert locks == []
     assert "JOB101" in rules  # unguarded, as without the helper

@@ -533,8 +533,8 @@ class PythonIndex:
         named = self._names(site, unit, facts)
         if not named or named & names:
             return True
-        return bool(named & self._function_takers) and isinstance(site.callee, Call) and \
-            any(value_names(value) & names for _, value in site.callee.args)
+        return bool(named & self._function_takers) and any(
+            value_names(value) & names for value in _handed(site, unit, facts))
 
     def _names(self, site: CallSite, unit: Unit, facts: ModuleFacts) -> set[str]:
         """``site_names``, read once per site (asked once per round of ``lock_names`` and
@@ -568,7 +568,9 @@ class PythonIndex:
 
     def _takes_function(self, site: CallSite, unit: Unit, facts: ModuleFacts,
                         takers: set[str]) -> bool:
-        """A site calling one of the unit's parameters, or handing one to a taker."""
+        """A site calling one of the unit's parameters, or what the object's constructor
+        was handed (``self.fn = fn`` in ``__init__``, then ``self.fn()``), or handing one
+        of the unit's parameters to a taker."""
         callee = site.callee
         if not isinstance(callee, Call):
             return False
@@ -577,8 +579,17 @@ class PythonIndex:
             return isinstance(value, Param) and value.name in unit.params and \
                 value.owner in ("", unit.name)
 
-        return own(callee.func) or bool(self._names(site, unit, facts) & takers) and any(
-            own(value) for _, value in callee.args)
+        func = callee.func
+        if own(func):
+            return True
+        if isinstance(func, Attr) and isinstance(func.base, SelfRef):
+            info = facts.classes.get(func.base.cls)
+            kept = info.attrs.get(func.name, ()) if info is not None else ()
+            if any(isinstance(value, Param) and written == f"{func.base.cls}.__init__"
+                   for value, written in kept):
+                return True
+        return bool(self._names(site, unit, facts) & takers) and any(
+            own(value) for value in _handed(site, unit, facts))
 
     def returns_lock_name(self, rel: str, name: str) -> bool:
         """Whether a function of a module the prefilter passed over returns what a call of
@@ -935,6 +946,26 @@ class PythonIndex:
             if target_rel is not None:
                 return target_rel, ".".join(parts[cut:])
         return None
+
+
+def _handed(site: CallSite, unit: Unit, facts: ModuleFacts) -> list:
+    """The arguments a use site hands over: its call's, and those of the calls that made
+    its receiver (``Runner(fn).go()``; ``r = Runner(fn)`` then ``r.go()``)."""
+    handed: list = []
+    node = site.callee
+    for _ in range(8):
+        if isinstance(node, Local):
+            node = unit.local_values.get(node.name)
+        elif isinstance(node, Global):
+            node = facts.bindings.get(node.name)
+        if isinstance(node, Call):
+            handed += [value for _, value in node.args]
+            node = node.func
+        if not isinstance(node, (Attr, Call, Local, Global)):
+            break
+        if isinstance(node, Attr):
+            node = node.base
+    return handed
 
 
 def _callable_names(unit: str) -> set[str]:
