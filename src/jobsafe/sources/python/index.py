@@ -948,11 +948,11 @@ class PythonIndex:
         return None
 
 
-def _handed(site: CallSite, unit: Unit, facts: ModuleFacts) -> list:
+def _handed(site: CallSite, unit: Unit, facts: ModuleFacts) -> list[Value]:
     """The arguments a use site hands over: its call's, and those of the calls that made
     its receiver (``Runner(fn).go()``; ``r = Runner(fn)`` then ``r.go()``)."""
-    handed: list = []
-    node = site.callee
+    handed: list[Value] = []
+    node: Value | None = site.callee
     for _ in range(8):
         if isinstance(node, Local):
             node = unit.local_values.get(node.name)
