@@ -41,6 +41,7 @@ from .symbols import (
     Local,
     Param,
     SelfRef,
+    Value,
     imported_names,
     makes_lock,
     site_names,
