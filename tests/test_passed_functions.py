@@ -53,7 +53,8 @@ class Runner:
         return self.fn("/run/app.lock")
 '''
 
-JOB = '''import sys
+JOB = '''import functools
+import sys
 
 from app import locks
 from app.locks import acquire_lock, tidy
@@ -76,6 +77,7 @@ HANDED = {
     "with its arguments (a retry helper)":
         "held = locks.retry(acquire_lock, '/run/app.lock')",
     "to a helper that hands it on": "held = locks.with_retries(acquire_lock)",
+    "as a partial": "held = locks.call_later(functools.partial(acquire_lock, '/run/app.lock'))",
     "to an object's constructor": "held = locks.Runner(acquire_lock).go()",
     "to an object kept in a local": "runner = locks.Runner(acquire_lock)\n    held = runner.go()",
 }
@@ -100,8 +102,55 @@ def test_a_lock_function_handed_to_a_helper_is_the_jobs_lock(write_tree, how):
 
 @pytest.mark.parametrize("call", ["locks.call(tidy)", "locks.call(len)",
                                   "locks.retry(tidy, ' x ')", "locks.with_retries(tidy)",
-                                  "locks.Runner(tidy).go()"])
+                                  "locks.Runner(tidy).go()",
+                                  "locks.call_later(functools.partial(tidy, ' x '))"])
 def test_a_helper_handed_no_lock_gives_none(write_tree, call):
     locks, rules = _job(write_tree, f"held = {call}")
     assert locks == []
     assert "JOB101" in rules  # unguarded, as without the helper
+
+
+#: a job script that takes its lock through an error-handling helper, as cron scripts do:
+#: the helper is handed a partial of the lock function
+GUARDED_SCRIPT = '''import fcntl
+import logging
+import sys
+from functools import partial
+
+LOCK_PATH = "/run/minutely.lock"
+
+
+def take_lock(path):
+    fh = open(path, "w")
+    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fh
+
+
+def or_exit(func, errors, code):
+    try:
+        return func()
+    except errors as exc:
+        logging.warning("%s: %s", func, exc)
+        raise SystemExit(code)
+
+
+def main():
+    fh = or_exit(partial(take_lock, LOCK_PATH), BlockingIOError, 0)
+    try:
+        print("work")
+    finally:
+        fh.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def test_a_partial_of_the_lock_handed_to_an_error_helper_guards_the_job(write_tree):
+    root = write_tree({"crontab": "* * * * * python3 /srv/app/minutely.py\n",
+                       "app/minutely.py": GUARDED_SCRIPT})
+    analysis = run_analysis(root)
+    [job] = analysis.project.jobs
+    assert [(lock.kind, lock.path) for lock in job.all_locks] == [("flock", "/run/minutely.lock")]
+    assert [f.rule for f in analysis.findings] == ["JOB104"]  # guarded, with no time limit

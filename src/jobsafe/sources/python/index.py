@@ -535,7 +535,7 @@ class PythonIndex:
         if not named or named & names:
             return True
         return bool(named & self._function_takers) and any(
-            value_names(value) & names for value in _handed(site, unit, facts))
+            _handed_names(value) & names for value in _handed(site, unit, facts))
 
     def _names(self, site: CallSite, unit: Unit, facts: ModuleFacts) -> set[str]:
         """``site_names``, read once per site (asked once per round of ``lock_names`` and
@@ -967,6 +967,15 @@ def _handed(site: CallSite, unit: Unit, facts: ModuleFacts) -> list[Value]:
         if isinstance(node, Attr):
             node = node.base
     return handed
+
+
+def _handed_names(value: Value) -> set[str]:
+    """The names a value handed to a helper may call: its own, and the function of a
+    ``functools.partial`` made of it."""
+    names = value_names(value)
+    first = value.arg(None, 0) if isinstance(value, Call) and \
+        "partial" in value_names(value.func) else None
+    return names | value_names(first) if first is not None else names
 
 
 def _callable_names(unit: str) -> set[str]:

@@ -1907,6 +1907,10 @@ class Semantics:
                 return [found for option in options
                         for found in self.users_of(replace(callee, func=option), use, at,
                                                    depth + 1)]
+            if isinstance(callee.func, Param):  # what a helper was handed: a partial's
+                partial = self.partial(callee.func, at)  # function, with its arguments
+                if partial is not None:
+                    return self.users_of(partial.applied(callee), use, at, depth + 1)
         func = self.kind(callee.func if isinstance(callee, Call) else callee, at)
         kind, _, rest = func.partition(":")
         if isinstance(callee, Call) and kind == "function":
@@ -2239,6 +2243,8 @@ class Semantics:
         found: list[tuple[Value, Where]] = []
         if isinstance(value, Local):
             found = [f for f in [self.local(value, where)] if f is not None]
+        elif isinstance(value, Param):  # a helper handed a partial: retry(partial(take, p))
+            found = [f for f in [self.argument(value, where)] if f is not None]
         elif isinstance(value, Global):
             facts = self.facts(where.rel)
             bound = facts.bindings.get(value.name) if facts is not None else None
