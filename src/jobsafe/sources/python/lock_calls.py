@@ -122,10 +122,11 @@ class LockCalls(DbLocks):
         return text == "cache" or text.endswith(".cache") or text.startswith("caches[")
 
     def _symbols(self, unit: Unit, lock: Lock, call: cst.Call, api: str,
-                  **pending) -> LockSymbols:
-        """Record what ``semantics`` needs to re-read a lock's fields across the tree."""
+                  read_from: cst.Call | None = None, **pending) -> LockSymbols:
+        """Record what ``semantics`` needs to re-read a lock's fields across the tree
+        (``read_from``: the call whose arguments say them, when not ``call`` itself)."""
         owner = self.unit_at(call)
-        value = self.sym.value(call, owner)
+        value = self.sym.value(read_from or call, owner)
         symbols = LockSymbols(call=value if isinstance(value, Call) else None, api=api,
                               owner=owner.name, **pending)
         unit.lock_symbols[lock.span] = symbols
@@ -267,6 +268,11 @@ class LockCalls(DbLocks):
         kernel = next((apis.KERNEL_LOCK_CALLS[n] for n in names if n in apis.KERNEL_LOCK_CALLS), None)
         if kernel is not None:
             return self._kernel_lock(call, kernel, unit, calls)
+        made = self._kernel_partial(call)
+        if made is not None:  # lock = partial(fcntl.flock, fd, LOCK_EX | LOCK_NB); lock()
+            kernel = next(apis.KERNEL_LOCK_CALLS[n] for n in self.qualified(made.func)
+                          if n in apis.KERNEL_LOCK_CALLS)
+            return self._kernel_lock(call, kernel, unit, calls, made)
         forwarded = self._forwarded(call) if isinstance(func, (cst.Name, cst.Attribute)) \
             else None
         if forwarded is not None:  # _claim(Job.objects.filter(...)): the chain it makes
@@ -339,8 +345,35 @@ class LockCalls(DbLocks):
                                        f"{self.code(receiver.func)}(...).acquire()", lock))
         return lock, call, handle
 
-    def _kernel_lock(self, call, kind, unit, calls):
-        flags = argument(call, "operation", 1) or argument(call, "cmd", 1) or argument(call, "flags", 1)
+    def _kernel_partial(self, call: cst.Call) -> cst.Call | None:
+        """The kernel lock call a call of a name bound to its ``functools.partial`` makes
+        (the partial's arguments, then the call's), in the innermost function that binds
+        the name, else the module."""
+        if not self.kernel_partials or type(call.func) is not cst.Name:
+            return None
+        if id(call) in self.partial_calls:
+            return self.partial_calls[id(call)]
+        name = call.func.value
+        scopes = [id(p) for p in self.parents(call) if type(p) is cst.FunctionDef]
+        made = next((found for scope in [*scopes, None]
+                     if (found := self.kernel_partials.get(scope, {}).get(name)) is not None),
+                    None)
+        if made is None:
+            return None
+        try:
+            given = cst.Call(func=made.args[0].value, args=[*made.args[1:], *call.args])
+        except cst.CSTValidationError:  # (arguments in an order no call could have)
+            return None
+        self.partial_calls[id(call)] = given
+        self._ranges[id(given)] = self._ranges[id(call)]  # (made where it is called)
+        return given
+
+    def _kernel_lock(self, call, kind, unit, calls, made: cst.Call | None = None):
+        """``made``: the call a partial makes, when ``call`` calls one (its arguments are
+        read from it; no fix is offered, as its text is not the call's)."""
+        given = made if made is not None else call
+        flags = argument(given, "operation", 1) or argument(given, "cmd", 1) or \
+            argument(given, "flags", 1)
         flag_names = set()
         if flags is not None:
             for node in [flags, *walk(flags)]:
@@ -349,7 +382,7 @@ class LockCalls(DbLocks):
             return None
         # flock(fd, flags) with flags a name: the tree reads it (unknown until then)
         blocking = not (flag_names & apis.NONBLOCK_FLAGS) if flag_names else None
-        fd = argument(call, "fd", 0) or argument(call, "file", 0)
+        fd = argument(given, "fd", 0) or argument(given, "file", 0)
         fd_text = self.code(fd) if fd is not None else ""
         dropped = fd is not None and any(isinstance(n, cst.Call) and "builtins.open" in
                                          self.qualified(n.func) for n in [fd, *walk(fd)])
@@ -359,7 +392,7 @@ class LockCalls(DbLocks):
         release, release_span, end = self._release_kind(unlock, handle, unit)
         skip: tuple[TextEdit, ...] = ()
         flags_text = self.code(flags) if flags is not None else ""
-        if blocking and fd is not None and flags_text.startswith("fcntl."):
+        if blocking and fd is not None and flags_text.startswith("fcntl.") and made is None:
             skip = skip_when_busy(self, call, unit.name not in (MODULE, MAIN),
                                   f"{self.code(call.func)}({fd_text}, {flags_text} | "
                                   f"fcntl.LOCK_NB)",
@@ -367,7 +400,7 @@ class LockCalls(DbLocks):
                                   else "(BlockingIOError, PermissionError)")
         lock = Lock(kind=kind, scope="host", span=self.span(call), path=path,
                     stale_handling="kernel", blocking=blocking, api=next(iter(sorted(
-                        n for n in self.qualified(call.func) if n in apis.KERNEL_LOCK_CALLS)), None),
+                        n for n in self.qualified(given.func) if n in apis.KERNEL_LOCK_CALLS)), None),
                     try_lock=blocking is False,
                     result_checked=not self._silently_caught(call),
                     release=release if unlock is not None else "process-exit",
@@ -376,7 +409,7 @@ class LockCalls(DbLocks):
         if dropped:
             unit.facts.append(CodeFact("handle-dropped", self.span(call),
                                        "the file object from open() is not kept", lock))
-        self._symbols(unit, lock, call, "kernel")
+        self._symbols(unit, lock, call, "kernel", read_from=given)
         return lock, call, handle
 
     def _flock_unlock(self, handle, calls, after):
@@ -398,7 +431,8 @@ class LockCalls(DbLocks):
 
     def _released_handle(self, c: cst.Call) -> tuple[str, bool] | None:
         """The handle whose kernel lock a call lets go of, and whether by closing it:
-        ``flock(fh, LOCK_UN)``; ``fh.close()``, ``os.close(fd)``."""
+        ``flock(fh, LOCK_UN)`` (or a partial of it called); ``fh.close()``, ``os.close(fd)``."""
+        c = self._kernel_partial(c) or c
         names = self.qualified(c.func)
         if names & set(apis.KERNEL_LOCK_CALLS):
             flags, fd = argument(c, None, 1), argument(c, None, 0)

@@ -196,6 +196,11 @@ class _ModuleAnalyser(UseSites):
         """Note what ``target = call`` binds; ``scope``: the function whose local it is
         (None: the module's, or an attribute every method sees)."""
         self.client_kinds.setdefault(target, set()).update(self.qualified(call.func))
+        first = argument(call, None, 0)
+        if "functools.partial" in self.qualified(call.func) and first is not None and \
+                self.qualified(first) & set(apis.KERNEL_LOCK_CALLS):
+            self.kernel_partials.setdefault(scope, {})[target] = call
+            return
         if self.qualified(call.func) & {"builtins.open", "os.open", "io.open"}:
             self.opened[target] = self._path_text(argument(call, "file", 0))
             return

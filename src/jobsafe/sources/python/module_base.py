@@ -114,6 +114,12 @@ class ModuleBase:
         #: names a function binds to lock objects, by id(unit node): its own, not the
         #: module's (``lock = r.lock("a")`` in one function is not ``lock`` in another)
         self.unit_bindings: dict[int, dict[str, LockSpec]] = {}
+        #: names bound to a ``functools.partial`` of a kernel lock call (``lock =
+        #: partial(fcntl.flock, fh.fileno(), LOCK_EX | LOCK_NB)``), by id(function node),
+        #: None for the module's: calling the name is the call
+        self.kernel_partials: dict[int | None, dict[str, cst.Call]] = {}
+        #: id(call of such a name) -> the call the partial makes, read where it is called
+        self.partial_calls: dict[int, cst.Call] = {}
         self.clients: set[str] = set()
         #: names bound to API clients: name -> qualified names of the factory (StripeClient...)
         self.client_kinds: dict[str, set[str]] = {}
