@@ -154,3 +154,45 @@ def test_a_partial_of_the_lock_handed_to_an_error_helper_guards_the_job(write_tr
     [job] = analysis.project.jobs
     assert [(lock.kind, lock.path) for lock in job.all_locks] == [("flock", "/run/minutely.lock")]
     assert [f.rule for f in analysis.findings] == ["JOB104"]  # guarded, with no time limit
+
+
+#: a retry helper in a module with no lock word (the prefilter passes over it)
+UTILS = '''import time
+
+
+def retry(func, *func_args):
+    for _ in range(3):
+        done = func(*func_args)
+        if done:
+            return done
+        time.sleep(1)
+    return None
+'''
+
+UTILS_JOB = '''import sys
+
+from app import utils
+from app.locks import acquire_lock, tidy
+
+
+def job():
+    held = utils.retry({handed}, "/run/app.lock")
+    print("working", held)
+
+
+if __name__ == "__main__":
+    job()
+    sys.exit(0)
+'''
+
+
+@pytest.mark.parametrize("handed, locks", [("acquire_lock", [("flock", "jobs/job.py")]),
+                                           ("tidy", [])])
+def test_a_helper_of_a_module_with_no_lock_word(write_tree, handed, locks):
+    root = write_tree({"crontab": "*/5 * * * * timeout 4m python3 /srv/jobs/job.py\n",
+                       "app/__init__.py": "", "app/locks.py": LOCKS, "app/utils.py": UTILS,
+                       "jobs/job.py": UTILS_JOB.format(handed=handed)})
+    analysis = run_analysis(root)
+    [job] = analysis.project.jobs
+    assert [(lock.kind, lock.span.path) for lock in job.all_locks] == locks
+    assert ("JOB101" in {f.rule for f in analysis.findings}) == (not locks)

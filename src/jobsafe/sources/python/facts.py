@@ -133,6 +133,9 @@ class ModuleFacts:
     #: read without libcst: the names the calls each function returns make (``return
     #: IMPL.claim(...)``: claim, IMPL), for a forwarding function of such a module
     function_returns: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: read without libcst: the functions that call one of their parameters (``def
+    #: retry(func, *args): func(*args)``), which take a lock when handed a lock function
+    param_callers: set[str] = field(default_factory=set)
     #: functions that only return a call chain of their parameters (``def mark(qs, at):
     #: return qs.update(locked_at=at)``): name -> source, read by the modules that call
     #: them as the chain itself (``db_locks``)

@@ -472,6 +472,9 @@ class PythonIndex:
             return False
         if target is None or not target[1] or self.might_lock(target[0]):
             return False  # a library's, or judged by lock_names
+        if self._calls_what_it_is_handed(*target) and any(
+                _handed_names(value) & self.lock_names for value in _handed(site, unit, facts)):
+            return self.module(target[0]) is not None  # retry(acquire_lock): read it
         key = (target, site.use)
         if key not in self._reaches:
             self._reaches[key] = False  # (a cycle reaches nothing)
@@ -566,6 +569,17 @@ class PythonIndex:
                     found.update(own)
                     grown = True
         return frozenset(found)
+
+    def _calls_what_it_is_handed(self, rel: str, name: str) -> bool:
+        """Whether a function of a module the prefilter passed over calls one of its
+        parameters (from its light facts, or its full ones when it was parsed)."""
+        facts = self.known(rel)
+        if facts is None:
+            return False
+        unit = facts.units.get(name)
+        if unit is not None:
+            return any(self._takes_function(site, unit, facts, set()) for site in unit.callsites)
+        return name in facts.param_callers
 
     def _takes_function(self, site: CallSite, unit: Unit, facts: ModuleFacts,
                         takers: set[str]) -> bool:

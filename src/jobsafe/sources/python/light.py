@@ -75,6 +75,8 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
                 facts.bindings[node.target.id] = reader.value(node.value)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             facts.function_calls[node.name] = _called(node)
+            if _calls_a_parameter(node):
+                facts.param_callers.add(node.name)
             facts.function_returns[node.name] = frozenset().union(*(
                 _called(n.value) for n in ast.walk(node)
                 if isinstance(n, ast.Return) and n.value is not None))
@@ -92,6 +94,13 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
                         (reader.value(stmt.value), ""))
             facts.classes[node.name] = info
     return facts
+
+
+def _calls_a_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    args = function.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in params
+               for n in ast.walk(function))
 
 
 def _forwards(function: ast.FunctionDef) -> bool:
