@@ -44,6 +44,7 @@ from .symbols import (
     Value,
     imported_names,
     makes_lock,
+    partial_function,
     site_names,
     value_names,
 )
@@ -472,8 +473,8 @@ class PythonIndex:
             return False
         if target is None or not target[1] or self.might_lock(target[0]):
             return False  # a library's, or judged by lock_names
-        if self._calls_what_it_is_handed(*target) and any(
-                _handed_names(value) & self.lock_names for value in _handed(site, unit, facts)):
+        if any(_handed_names(value) & self.lock_names for value in _handed(site, unit, facts)) \
+                and self._calls_what_it_is_handed(*target):  # (the site's own test first)
             return self.module(target[0]) is not None  # retry(acquire_lock): read it
         key = (target, site.use)
         if key not in self._reaches:
@@ -987,8 +988,7 @@ def _handed_names(value: Value) -> set[str]:
     """The names a value handed to a helper may call: its own, and the function of a
     ``functools.partial`` made of it."""
     names = value_names(value)
-    first = value.arg(None, 0) if isinstance(value, Call) and \
-        "partial" in value_names(value.func) else None
+    first = partial_function(value)
     return names | value_names(first) if first is not None else names
 
 

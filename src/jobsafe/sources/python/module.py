@@ -195,13 +195,13 @@ class _ModuleAnalyser(UseSites):
     def _bind(self, target: str, call: cst.Call, scope: int | None) -> None:
         """Note what ``target = call`` binds; ``scope``: the function whose local it is
         (None: the module's, or an attribute every method sees)."""
-        self.client_kinds.setdefault(target, set()).update(self.qualified(call.func))
-        first = argument(call, None, 0)
-        if "functools.partial" in self.qualified(call.func) and first is not None and \
-                self.qualified(first) & set(apis.KERNEL_LOCK_CALLS):
+        made_by = self.qualified(call.func)
+        self.client_kinds.setdefault(target, set()).update(made_by)
+        first = argument(call, None, 0) if "functools.partial" in made_by else None
+        if first is not None and self.qualified(first) & set(apis.KERNEL_LOCK_CALLS):
             self.kernel_partials.setdefault(scope, {})[target] = call
             return
-        if self.qualified(call.func) & {"builtins.open", "os.open", "io.open"}:
+        if made_by & {"builtins.open", "os.open", "io.open"}:
             self.opened[target] = self._path_text(argument(call, "file", 0))
             return
         spec = self._constructor(call)
@@ -210,7 +210,7 @@ class _ModuleAnalyser(UseSites):
                 self.bindings[target] = spec
             else:
                 self.unit_bindings.setdefault(scope, {})[target] = spec
-        elif self.qualified(call.func) & apis.REDIS_CLIENT_FACTORIES:
+        elif made_by & apis.REDIS_CLIENT_FACTORIES:
             self.clients.add(target)
 
     def _collect_units(self) -> list[Unit]:

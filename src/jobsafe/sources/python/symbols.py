@@ -302,6 +302,14 @@ LOCKISH_CALLS = frozenset({
 _THREAD_LOCKS = ("threading.", "asyncio.", "multiprocessing.")
 
 
+def partial_function(value: Value) -> Value | None:
+    """The function a ``functools.partial(func, ...)`` call is made of, known by its name
+    (before the tree's code is read)."""
+    if isinstance(value, Call) and "partial" in value_names(value.func):
+        return value.arg(None, 0)
+    return None
+
+
 def makes_lock(value: Value, depth: int = 0) -> bool:
     """Whether a value may be (or make) a lock object shared beyond the process: a library
     lock constructor, ``x.lock(...)``, a ``functools.partial`` of one."""
@@ -314,7 +322,7 @@ def makes_lock(value: Value, depth: int = 0) -> bool:
         return False
     names = value_names(func)
     if "partial" in names:  # functools.partial(redis_lock.Lock, conn)
-        first = value.arg(None, 0)
+        first = partial_function(value)
         return first is not None and bool(value_names(first) & LOCKISH_CALLS)
     return bool(names & LOCKISH_CALLS) or any(makes_lock(arg, depth + 1)
                                               for _, arg in value.args)
