@@ -199,14 +199,23 @@ class Hazards(ModuleBase):
                     None)
         if loop is None or isinstance(loop, cst.For):
             return None  # a for loop is bounded by its iterable
-        body_nodes = list(walk_unit(loop.body))
-        sleeps = any(type(n) is cst.Call and self.qualified(n.func) & apis.SLEEPS
-                     for n in body_nodes)
-        test = self.code(loop.test)
-        bounded = test not in ("True", "1") or self._leaves_on_limit(loop, body_nodes)
-        return self.span(loop) if sleeps and not bounded and \
+        if id(loop) not in self._unbounded_sleeps:
+            self._unbounded_sleeps[id(loop)] = self._sleeps_without_limit(loop)
+        body_nodes = self._unbounded_sleeps[id(loop)]
+        return self.span(loop) if body_nodes is not None and \
             not self._new_work_each_turn(at, body_nodes) and \
             not self._leaves_when_not_taken(at, body_nodes) else None
+
+    def _sleeps_without_limit(self, loop: cst.While) -> list | None:
+        """The loop's body nodes when it sleeps and nothing bounds it, else None."""
+        body_nodes = list(walk_unit(loop.body))
+        if not any(type(n) is cst.Call and self.qualified(n.func) & apis.SLEEPS
+                   for n in body_nodes):
+            return None
+        if self.code(loop.test) not in ("True", "1") or \
+                self._leaves_on_limit(loop, body_nodes):
+            return None
+        return body_nodes
 
     def _leaves_when_not_taken(self, at, body_nodes) -> bool:
         """The loop leaves when the acquisition comes back empty: what it returned is kept

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -63,6 +63,21 @@ class LockSpec:
     receiver: Value | None = None
     needs: frozenset[str] = frozenset()
     guess: bool = False  # what the receiver's name suggests, when its type stays unknown
+
+
+#: the methods that let an object's lock go (``lock.release()``, ``cm.__exit__(...)``)
+RELEASE_METHODS = frozenset({"release", "__exit__"})
+
+
+@dataclass
+class CallIndex:
+    """A unit's releasing calls, in the unit's order: ``methods`` by the receiver's text
+    (``lock`` for ``lock.release()``), ``unlocks`` by the handle whose kernel lock they let
+    go of (with whether by closing it)."""
+
+    calls: list
+    methods: dict[str, list[cst.Call]] = field(default_factory=dict)
+    unlocks: dict[str, list[tuple[cst.Call, bool]]] = field(default_factory=dict)
 
 
 class LockCalls(DbLocks):
@@ -416,18 +431,31 @@ class LockCalls(DbLocks):
         """The call that lets the kernel lock on ``handle`` go: an unlock, or closing the
         handle (``os.close(fd)``, ``f.close()``), which drops the process's lock with it —
         not a close in a handler of a ``try`` around the lock (no lock was taken)."""
-        for c in calls:
+        for c, by_closing in self._index_of(calls).unlocks.get(handle, ()):
             if c is after or self.line(c) < self.line(after):
                 continue
-            released = self._released_handle(c)
-            if released is not None and released[0] == handle and \
-                    not (released[1] and self._on_failure_of(c, after)):
+            if not (by_closing and self._on_failure_of(c, after)):
                 return c
         return None
 
+    def _index_of(self, calls: list) -> CallIndex:
+        """The releases among a unit's calls, found once: every call site of the unit asks
+        for the release of what it holds or is handed."""
+        found = self._call_indexes.get(id(calls))
+        if found is None or found.calls is not calls:
+            found = self._call_indexes[id(calls)] = CallIndex(calls)
+            for c in calls:
+                func = c.func
+                if type(func) is cst.Attribute and func.attr.value in RELEASE_METHODS:
+                    found.methods.setdefault(self.code(func.value), []).append(c)
+                released = self._released_handle(c)
+                if released is not None:
+                    found.unlocks.setdefault(released[0], []).append((c, released[1]))
+        return found
+
     def _let_go_handles(self, calls) -> set[str]:
         """The file handles whose kernel lock these calls let go of."""
-        return {released[0] for c in calls if (released := self._released_handle(c))}
+        return set(self._index_of(calls).unlocks)
 
     def _released_handle(self, c: cst.Call) -> tuple[str, bool] | None:
         """The handle whose kernel lock a call lets go of, and whether by closing it:
@@ -1246,11 +1274,11 @@ class LockCalls(DbLocks):
         return "none"
 
     def _release_call(self, handle, after, calls, methods):
-        for c in calls:
+        """The first ``handle.<method>()`` from ``after`` on (methods: of ``RELEASE_METHODS``)."""
+        for c in self._index_of(calls).methods.get(handle, ()):
             if c is after or self.line(c) < self.line(after):
                 continue
-            if isinstance(c.func, cst.Attribute) and c.func.attr.value in methods and \
-                    self.code(c.func.value) == handle:
+            if c.func.attr.value in methods:
                 return c
         return None
 

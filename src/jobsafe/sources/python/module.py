@@ -28,7 +28,7 @@ from .light import python_parse
 from .schedulers import scheduled_calls
 from .symbolize import parameters
 from .symbols import QUERY_OPTION, BinOp, Call, Either
-from .syntax import contains, is_main_guard, optional_class, parse_source, walk
+from .syntax import children_known, contains, is_main_guard, optional_class, parse_source, walk
 from .uses import UseSites
 from .values import argument, literal
 
@@ -64,7 +64,9 @@ def parse_module(path: str, text: str, forwarders: dict[str, str] | None = None)
         facts.error = ParseError(Span(path, 1), "Python module too deeply nested to analyse")
         return facts
     try:
-        _ModuleAnalyser(path, module, text, facts, forwarders or {}).run()
+        analyser = _ModuleAnalyser(path, module, text, facts, forwarders or {})
+        with children_known(analyser.reversed_children):
+            analyser.run()
     except RecursionError as exc:
         if _ast_depth(text) < SHALLOW_DEPTH:
             raise InternalRecursion(f"recursion without end on {path}") from exc

@@ -27,7 +27,7 @@ Assignments = dict[str, list[tuple[int, cst.BaseExpression]]]
 
 if TYPE_CHECKING:
     from .idempotency import Origin
-    from .lock_calls import LockSpec
+    from .lock_calls import CallIndex, LockSpec
 
 
 class _Collector:
@@ -40,6 +40,7 @@ class _Collector:
         self.order: list[cst.CSTNode] = []
         self.by_unit: dict[int, list[cst.CSTNode]] = {}  # id(unit node) -> nodes
         self.parent: dict[int, cst.CSTNode] = {}
+        self.reversed_children: dict[int, tuple] = {}  # id(node) -> (see children_known)
         self.aliases: dict[str, str] = {}  # local name -> qualified name, from imports
         self.star_imports: list[str] = []  # modules imported whole: ``from x import *``
         self._stack: list[cst.CSTNode] = []
@@ -58,7 +59,9 @@ class _Collector:
             if self.visit(node):
                 pending.append((None, None))
             below = children(node)
-            pending.extend((child, node) for child in reversed(below))
+            below.reverse()
+            self.reversed_children[id(node)] = reversed_below = tuple(below)
+            pending.extend((child, node) for child in reversed_below)
 
     def visit(self, node) -> bool:
         """Record a node; True when it opens a unit."""
@@ -136,6 +139,7 @@ class ModuleBase:
         self.order = collector.order
         self.star_imports = collector.star_imports
         self.by_unit = collector.by_unit
+        self.reversed_children = collector.reversed_children
         self._parent = ParentMap(collector.parent)
         self.aliases = collector.aliases
         #: module-level functions and classes (they resolve to their own names), and names
@@ -150,6 +154,11 @@ class ModuleBase:
         self._effects_memo: dict = {}
         #: id(with statement) -> whether its block awaits anything
         self._awaits_in: dict[int, bool] = {}
+        #: id(while loop) -> its body's nodes when it sleeps and has no limit, else None
+        #: (every call site in the loop asks whether it spins)
+        self._unbounded_sleeps: dict[int, list | None] = {}
+        #: id(a unit's calls) -> their releases (see ``LockCalls._index_of``)
+        self._call_indexes: dict[int, CallIndex] = {}
         #: id(try statement) -> whether a handler of it returns a value (asked per call)
         self._handlers_tell: dict[int, bool] = {}
         #: the recognisers ask for the same node's span, a unit's own nodes and a

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
+from contextlib import contextmanager
 
 import libcst as cst
 
@@ -158,16 +160,39 @@ def _holds(kind: type) -> int:
     return found
 
 
+#: while a module is analysed (``children_known``): id(node) -> its children in reverse
+#: order, for every node of its tree, from the collector's pass (the walkers then read them
+#: instead of computing them again; a node the analysis makes is not in it)
+_KNOWN: dict[int, tuple] = {}
+
+
+@contextmanager
+def children_known(known: dict[int, tuple]):
+    """The tree's nodes must outlive this block (an id is unique only among live objects)."""
+    global _KNOWN
+    before, _KNOWN = _KNOWN, known
+    try:
+        yield
+    finally:
+        _KNOWN = before
+
+
+def _reversed_children(node) -> Sequence[cst.CSTNode]:
+    known = _KNOWN.get(id(node))
+    if known is not None:
+        return known
+    found = children(node)
+    found.reverse()
+    return found
+
+
 def walk(node):
     """Every node below ``node`` (depth first, in source order)."""
-    stack = children(node)
-    stack.reverse()
+    stack = list(_reversed_children(node))
     while stack:
         child = stack.pop()
         yield child
-        below = children(child)
-        below.reverse()
-        stack.extend(below)
+        stack.extend(_reversed_children(child))
 
 
 def names_read(node) -> set[str]:
@@ -187,6 +212,4 @@ def walk_unit(node):
         if type(child) in _NESTED:
             continue
         yield child
-        below = children(child)
-        below.reverse()
-        stack.extend(below)
+        stack.extend(_reversed_children(child))
