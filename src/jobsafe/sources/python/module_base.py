@@ -12,11 +12,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import libcst as cst
+from libcst._nodes.expression import _BaseParenthesizedNode
 
 from ...model import ArgumentSlot, Release, Span, StaleHandling
 from . import apis
 from .facts import MODULE, ModuleFacts, Unit
-from .positions import Range, positions
+from .positions import NEWLINE, Range, positions
 from .symbolize import Symbolizer, assigned_names, bound_names
 from .symbols import Param
 from .syntax import ParentMap, children, dotted, is_main_guard
@@ -48,20 +49,21 @@ class _Collector:
     def collect(self, module: cst.Module) -> None:
         """Visit every node, depth first in source order; a unit's node is left (popped
         from the stack of units) once everything below it has been visited."""
-        pending: list[tuple[cst.CSTNode | None, cst.CSTNode | None]] = [(module, None)]
+        parents, known, visit = self.parent, self.reversed_children, self.visit
+        pending: list[cst.CSTNode | None] = [module]
         while pending:
-            node, parent = pending.pop()
+            node = pending.pop()
             if node is None:  # the marker after a unit's subtree: leave the unit
                 self._stack.pop()
                 continue
-            if parent is not None:
-                self.parent[id(node)] = parent
-            if self.visit(node):
-                pending.append((None, None))
+            if visit(node):
+                pending.append(None)
             below = children(node)
             below.reverse()
-            self.reversed_children[id(node)] = reversed_below = tuple(below)
-            pending.extend((child, node) for child in reversed_below)
+            for child in below:
+                parents[id(child)] = node
+            known[id(node)] = tuple(below)
+            pending.extend(below)
 
     def visit(self, node) -> bool:
         """Record a node; True when it opens a unit."""
@@ -214,11 +216,15 @@ class ModuleBase:
         return set()
 
     @cached_property
-    def _ranges(self) -> dict[int, Range]:
-        """Every node's range: a code-generation pass over the whole module, paid only for a
-        module where something is found (most modules the prefilter lets through yield
-        nothing)."""
+    def _positions(self) -> tuple[dict[int, Range], str]:
+        """Every node's range, and the code they index: a code-generation pass over the
+        whole module, paid only for a module where something is found (most modules the
+        prefilter lets through yield nothing)."""
         return positions(self.module)
+
+    @property
+    def _ranges(self) -> dict[int, Range]:
+        return self._positions[0]
 
     def _constructor_span(self, call: cst.Call) -> Span | None:
         """Where a lock object is made (a finding about its TTL points there); positions
@@ -260,7 +266,23 @@ class ModuleBase:
     def code(self, node) -> str:
         if type(node) in _LEAVES and not node.lpar and not node.rpar:
             return node.value  # what code generation writes for it, without its cost
+        if "_positions" in self.__dict__ and isinstance(node, _BaseParenthesizedNode) and \
+                type(node) is not cst.StarredElement and not node.lpar and not node.rpar and \
+                id(node) in self.reversed_children:
+            # an expression of the tree without parentheses spans all its code (but for a
+            # starred element's comma); on one line that is its own code (a line after the
+            # first would start with the indentation of the block it is in, which the
+            # node's own code leaves out)
+            line, start, end_line, end = self._ranges[id(node)]
+            if line == end_line:
+                offset = self._line_starts[line - 1]
+                return self._positions[1][offset + start:offset + end]
         return self.module.code_for_node(node)
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        """Where each line of the generated code starts (lines end as positions count)."""
+        return [0, *(match.end() for match in NEWLINE.finditer(self._positions[1]))]
 
     def _unit_nodes(self, node) -> list:
         """Nodes of a function (or ``__main__`` block), not of the functions nested in it
