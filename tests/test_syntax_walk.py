@@ -79,6 +79,28 @@ def _provider_ranges(module: cst.Module) -> dict[int, tuple[int, int, int, int]]
             for node, r in ranges.items()}
 
 
+def test_walks_read_the_collectors_children():
+    """Inside ``children_known`` the walkers visit exactly what they visit without it, in
+    the same order, on every module of jobsafe; a node made afterwards (not in the map)
+    is walked from its own children; the map is put back after the block."""
+    from jobsafe.sources.python.facts import ModuleFacts
+    from jobsafe.sources.python.module import _ModuleAnalyser
+
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        text = path.read_text()
+        module = syntax.parse_source(text, cst.PartialParserConfig())
+        plain = [list(walk(module)), list(syntax.walk_unit(module.body))]
+        analyser = _ModuleAnalyser("m.py", module, text, ModuleFacts("m.py"), {})
+        assert len(analyser.reversed_children) == len(plain[0]) + 1
+        with syntax.children_known(analyser.reversed_children):
+            known = [list(walk(module)), list(syntax.walk_unit(module.body))]
+            made = cst.Call(func=cst.Name("f"), args=[cst.Arg(cst.Name("x"))])
+            assert [type(n) for n in walk(made)] == [type(n) for n in walk(made.deep_clone())]
+        assert all(len(a) == len(b) and all(x is y for x, y in zip(a, b))
+                   for a, b in zip(plain, known))
+    assert syntax._KNOWN == {}
+
+
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_positions_match_libcst(name):
     module = cst.parse_module(SAMPLES[name], config=cst.PartialParserConfig(python_version="3.12"))
