@@ -74,11 +74,12 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
             elif node.value is not None:
                 facts.bindings[node.target.id] = reader.value(node.value)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            facts.function_calls[node.name] = _called(node)
-            if _calls_a_parameter(node):
+            nodes = _nodes(node)  # (one walk for the three questions)
+            facts.function_calls[node.name] = _called(nodes)
+            if _calls_a_parameter(node, nodes):
                 facts.param_callers.add(node.name)
             facts.function_returns[node.name] = frozenset().union(*(
-                _called(n.value) for n in ast.walk(node)
+                _called(_nodes(n.value)) for n in nodes
                 if isinstance(n, ast.Return) and n.value is not None))
             if isinstance(node, ast.FunctionDef) and _forwards(node):
                 facts.forwarders[node.name] = ast.get_source_segment(text, node) or ""
@@ -87,7 +88,7 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
             for stmt in node.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     info.methods.append(stmt.name)
-                    facts.function_calls[f"{node.name}.{stmt.name}"] = _called(stmt)
+                    facts.function_calls[f"{node.name}.{stmt.name}"] = _called(_nodes(stmt))
                 elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
                         isinstance(stmt.targets[0], ast.Name):
                     info.attrs.setdefault(stmt.targets[0].id, []).append(
@@ -96,11 +97,26 @@ def light_facts(display: str, text: str) -> ModuleFacts | None:
     return facts
 
 
-def _calls_a_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _nodes(root: ast.AST) -> list[ast.AST]:
+    """``root`` and every node below it, as ``ast.walk`` yields them (breadth first),
+    without its generators."""
+    nodes = [root]
+    for node in nodes:  # (the list grows while it is read)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                nodes.append(value)
+            elif isinstance(value, list):
+                nodes.extend(item for item in value if isinstance(item, ast.AST))
+    return nodes
+
+
+def _calls_a_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef,
+                       nodes: list[ast.AST]) -> bool:
     args = function.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in params
-               for n in ast.walk(function))
+               for n in nodes)
 
 
 def _forwards(function: ast.FunctionDef) -> bool:
@@ -137,10 +153,10 @@ def _optional_class(annotation: ast.expr) -> ast.expr | None:
     return annotation if name[:1].isupper() and name not in TYPING_WORDS else None
 
 
-def _called(function: ast.AST) -> frozenset[str]:
-    """The names a function calls (``f()``, ``obj.m()``: f, m; ``Guard()``: Guard)."""
+def _called(nodes: list[ast.AST]) -> frozenset[str]:
+    """The names a function's nodes call (``f()``, ``obj.m()``: f, m; ``Guard()``: Guard)."""
     out = set()
-    for node in ast.walk(function):
+    for node in nodes:
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Name):

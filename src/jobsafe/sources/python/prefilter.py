@@ -91,8 +91,10 @@ def may_matter(text: str) -> bool:
     if v.hints is not None and not any(hint in text for hint in v.hints):
         return False
     code = _DOCUMENTATION.sub(_blank, text)
+    # a conjunction's later words are plain screens (``.filter(``), tried before its first,
+    # which may be a dear expression (``= ... .update(`` scans the line after every ``=``)
     return any(w.found(code) for w in v.words) or any(
-        all(w.found(code) for w in conjunction) for conjunction in v.conjunctions)
+        all(w.found(code) for w in reversed(conjunction)) for conjunction in v.conjunctions)
 
 
 # -- literals of a regular expression
