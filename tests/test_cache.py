@@ -182,3 +182,36 @@ def test_the_pool_hands_each_modules_facts_back_in_the_order_asked():
     start_forkserver()
     jobs = [(f"m{i}.py", "import fcntl\n" + "x = 1\n" * (i * 7 % 30)) for i in range(30)]
     assert [facts.path for facts in _parse_in_pool(jobs, 2)] == [path for path, _ in jobs]
+
+
+def test_a_kept_hash_is_the_values_hash_and_is_not_pickled():
+    """``hash_once`` keeps the generated hash (equal values, equal hashes, the span left
+    out as before), a changed copy computes its own, and a pickled value arrives without
+    the hash of the process that made it (string hashes differ between processes)."""
+    import pickle
+    import subprocess
+    import sys
+    from dataclasses import replace
+
+    from jobsafe.model import Span
+    from jobsafe.sources.python.symbols import Attr, Call, Const, Imported, Param
+
+    call = Call(Attr(Imported("redis.Redis"), "lock"), (("#0", Param("key")),), False,
+                Span("a.py", 3))
+    same = Call(Attr(Imported("redis.Redis"), "lock"), (("#0", Param("key")),), False,
+                Span("b.py", 9))
+    assert hash(call) == hash(same) and call == same
+    assert hash(call) == hash((call.func, call.args, call.star))  # the generated hash's
+    other = replace(call, args=(("#0", Const("jobs")),))
+    assert other != call and hash(other) == hash((other.func, other.args, other.star))
+    hash(call)
+    assert pickle.loads(pickle.dumps(call))._hash == 0
+    # made in another process (another string hash seed), used as a key here
+    code = ("import pickle, sys; from jobsafe.model import Span; "
+            "from jobsafe.sources.python.symbols import Attr, Call, Imported, Param; "
+            "c = Call(Attr(Imported('redis.Redis'), 'lock'), (('#0', Param('key')),), False,"
+            " Span('a.py', 3)); hash(c); sys.stdout.buffer.write(pickle.dumps(c))")
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    made = pickle.loads(subprocess.run([sys.executable, "-c", code], env=env,
+                                       capture_output=True, check=True).stdout)
+    assert {call: "found"}.get(made) == "found"

@@ -34,6 +34,26 @@ def pickled_as_call(cls: _Record) -> _Record:
     return cls
 
 
+def hash_once(cls: _Record) -> _Record:
+    """Keep a frozen dataclass's hash once computed, in its ``_hash`` field (declared
+    ``field(default=0, init=False, compare=False, repr=False)``). The semantics memoises on
+    nested values (a call of an attribute of a call ...) and their contexts: their generated
+    hashes, recomputed at every lookup, were 4 million calls on mlflow. Not pickled
+    (``pickled_as_call`` passes only the constructor's fields): string hashes differ from
+    one process to the next."""
+    computed: Callable[[object], int] = getattr(cls, "__hash__")
+
+    def __hash__(self) -> int:
+        known = self._hash
+        if not known:
+            known = computed(self) or 1
+            object.__setattr__(self, "_hash", known)
+        return known
+
+    setattr(cls, "__hash__", __hash__)
+    return cls
+
+
 #: told how a long run advances: (stage, done, total), e.g. ("parsing Python", 40, 90)
 Progress = Callable[[str, int, int], None]
 

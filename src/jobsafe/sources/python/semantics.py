@@ -14,7 +14,7 @@ from functools import cached_property
 from sys import intern
 from typing import TYPE_CHECKING, Any
 
-from ...model import CodeFact, Confidence, Lock, LockScope, Release, Span
+from ...model import CodeFact, Confidence, Lock, LockScope, Release, Span, hash_once
 from . import apis
 from ...model import UNKNOWN_TTL
 from ...paths import is_test_path
@@ -200,6 +200,7 @@ def _arithmetic(op: str, left: Const | None, right: Const | None) -> Const | Non
     return None
 
 
+@hash_once
 @dataclass(frozen=True, slots=True)
 class Where:
     """A value's context: the module (tree-relative path) and unit it is written in, and
@@ -208,6 +209,7 @@ class Where:
     rel: str
     unit: str = MODULE
     env: "Env | None" = None
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Union
 
-from ...model import pickled_as_call
+from ...model import hash_once, pickled_as_call
 
 if TYPE_CHECKING:
     from ...model import Release, Span
@@ -72,13 +72,16 @@ class SelfRef:
     cls: str
 
 
+@hash_once
 @pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Attr:
     base: "Value"
     name: str
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
 
 
+@hash_once
 @pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Item:
@@ -86,8 +89,10 @@ class Item:
 
     base: "Value"
     key: "Value"
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
 
 
+@hash_once
 @pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Call:
@@ -97,6 +102,7 @@ class Call:
     star: bool = False  # passes *args or **kwargs: arguments not all known
     #: where it is written (not part of what it means: two spellings are one value)
     span: "Span | None" = field(default=None, compare=False)
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
 
     def arg(self, keyword: str | None, position: int | None) -> "Value | None":
         for key, value in self.args:
@@ -105,6 +111,7 @@ class Call:
         return None
 
 
+@hash_once
 @pickled_as_call
 @dataclass(frozen=True, slots=True)
 class BinOp:
@@ -113,8 +120,10 @@ class BinOp:
     op: str
     left: "Value"
     right: "Value"
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
 
 
+@hash_once
 @pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Either:
@@ -122,14 +131,17 @@ class Either:
     ``x = given; if x is None: x = default`` reads as the first known, not-None one."""
 
     options: tuple["Value", ...]
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
 
 
+@hash_once
 @pickled_as_call
 @dataclass(frozen=True, slots=True)
 class Mapping:
     """A dict of known keys: the keywords a call gives a ``**kwargs`` parameter."""
 
     items: tuple[tuple[str, "Value"], ...]
+    _hash: int = field(default=0, init=False, compare=False, repr=False)
 
     def get(self, key: str) -> "Value | None":
         return next((v for k, v in self.items if k == key), None)
