@@ -137,6 +137,40 @@ def test_a_branch_on_a_parameter_runs_as_the_call_says(write_tree, arguments, ta
     assert len({lock.span for lock in job.all_locks}) == (1 if taken else 0)
 
 
+def test_a_value_read_through_many_functions_reads_each_part_once(write_tree, monkeypatch):
+    """A flag given through a chain of helpers, each keeping what the next returns in a
+    local it may assign again (``t = f2(x)``, ``if not t: t = f2(x)``): every part of the
+    reading is read once, not once per path to it (2 ** 7 paths here, 638 parts read before), and the value is
+    the one the chain returns."""
+    from pathlib import Path
+
+    from jobsafe.discover import SourceFile
+    from jobsafe.sources.python import semantics
+    from jobsafe.sources.python.index import PythonIndex
+    from jobsafe.sources.python.symbols import Const, Global
+
+    levels = 7  # (deeper, the reading stops at its depth bound)
+    chain = "".join(f"def f{i}(x):\n    t = f{i + 1}(x)\n    if not t:\n"
+                    f"        t = f{i + 1}(x)\n    return t\n\n\n" for i in range(levels))
+    source = f"{chain}def f{levels}(x):\n    return 60\n\n\nTTL = f0(True)\n"
+    root = write_tree({"app/__init__.py": "", "app/chain.py": source})
+    index = PythonIndex({rel: SourceFile(str(Path(root) / rel), rel, rel, "python")
+                         for rel in ("app/__init__.py", "app/chain.py")},
+                        lambda f: Path(f.abs).read_text())
+    index.module("app/chain.py")
+    reads = []
+    read = semantics.Semantics._constant
+    monkeypatch.setattr(semantics.Semantics, "_constant",
+                        lambda self, *args: reads.append(args) or read(self, *args))
+    where = semantics.Where("app/chain.py")
+    assert index.semantics.constant(Global("TTL"), where) == Const(60)
+    assert len(reads) < 6 * levels
+    # a second reading is a reading of its own (what it read may have changed since)
+    before = len(reads)
+    assert index.semantics.constant(Global("TTL"), where) == Const(60)
+    assert len(reads) == 2 * before
+
+
 @pytest.mark.parametrize("package, taken", [(False, 1), (True, 0)])
 def test_a_script_imports_its_neighbours(write_tree, package, taken):
     """A folder of scripts (no ``__init__.py``) runs with itself on ``sys.path``: ``from

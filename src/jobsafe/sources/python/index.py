@@ -854,6 +854,13 @@ class PythonIndex:
                 self.cache.put(key, facts)
             self._store(rel, self._with_forwarders(rel, facts, text))
 
+    @property
+    def parsed_count(self) -> int:
+        """How many modules were asked for in full so far. It only grows, and what
+        ``known`` answers for a module changes (from its light reading to its full one)
+        only when it does."""
+        return len(self._modules)
+
     def parsed(self, rel: str) -> bool:
         """Whether the module's facts are at hand (parsed, or from the cache)."""
         return self._modules.get(rel) is not None

@@ -278,6 +278,8 @@ class Semantics:
         self._kinds: dict[tuple, str] = {}
         self._resolved: dict[str, tuple[str, str] | None] = {}  # absolute dotted -> target
         self._users_memo: dict[tuple, Sequence[tuple[str, str, Env | None]]] = {}
+        #: while a value is being read (``constant``): the values read for it so far
+        self._constants: dict[tuple, Const | None] | None = None
         #: (module, unit, use) -> whether following that use into it can take nothing
         self._quiet: dict[tuple[str, str, str], bool] = {}
         #: (module, unit, use) -> what its use sites may run, for any caller; None when a
@@ -512,7 +514,25 @@ class Semantics:
     # -- values
     def constant(self, value: Value | None, where: Where, depth: int = 0) -> Const | None:
         """The value, when it is known statically: literals, arithmetic, module constants
-        of any module, Django settings, arguments of the calls followed, ``timedelta``."""
+        of any module, Django settings, arguments of the calls followed, ``timedelta``.
+
+        One reading asks the same parts again and again (the options of a local assigned
+        several times, each through what a function returns for its arguments ...: on
+        mlflow, 2,125 readings asked 240,000 parts); they are read once per reading, keyed
+        also by the number of modules parsed, since a module parsed meanwhile may change
+        what a part reads."""
+        if self._constants is None:
+            self._constants = {}
+            try:
+                return self._constant(value, where, depth)
+            finally:
+                self._constants = None
+        key = (value, where, depth, self.index.parsed_count)
+        if key not in self._constants:
+            self._constants[key] = self._constant(value, where, depth)
+        return self._constants[key]
+
+    def _constant(self, value: Value | None, where: Where, depth: int) -> Const | None:
         if value is None or depth > _MAX_DEPTH:
             return None
         if isinstance(value, Const):
