@@ -278,6 +278,8 @@ class Semantics:
         self._kinds: dict[tuple, str] = {}
         self._resolved: dict[str, tuple[str, str] | None] = {}  # absolute dotted -> target
         self._users_memo: dict[tuple, Sequence[tuple[str, str, Env | None]]] = {}
+        #: (module, class, modules parsed) -> the class's project bases, nearest first
+        self._mros: dict[tuple[str, str, int], list[tuple[str, str]]] = {}
         #: while a value is being read (``constant``): the values read for it so far
         self._constants: dict[tuple, Const | None] | None = None
         #: (module, unit, use) -> whether following that use into it can take nothing
@@ -2281,7 +2283,18 @@ class Semantics:
 
     # -- classes
     def class_mro(self, rel: str, cls: str, depth: int = 0) -> list[tuple[str, str]]:
-        """The class and its project bases, nearest first."""
+        """The class and its project bases, nearest first (kept while no module is parsed:
+        every attribute and method looked up asks it; the list is shared, not to be
+        changed)."""
+        if depth == 0:
+            key = (rel, cls, self.index.parsed_count)
+            found = self._mros.get(key)
+            if found is None:
+                found = self._mros[key] = self._class_mro(rel, cls, 0)
+            return found
+        return self._class_mro(rel, cls, depth)
+
+    def _class_mro(self, rel: str, cls: str, depth: int) -> list[tuple[str, str]]:
         facts = self.facts(rel)
         info = facts.classes.get(cls) if facts is not None else None
         if info is None or depth > 8:
