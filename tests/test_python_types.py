@@ -140,8 +140,8 @@ def test_a_branch_on_a_parameter_runs_as_the_call_says(write_tree, arguments, ta
 def test_a_value_read_through_many_functions_reads_each_part_once(write_tree, monkeypatch):
     """A flag given through a chain of helpers, each keeping what the next returns in a
     local it may assign again (``t = f2(x)``, ``if not t: t = f2(x)``): every part of the
-    reading is read once, not once per path to it (2 ** 7 paths here, 638 parts read before), and the value is
-    the one the chain returns."""
+    reading is read once, not once per path to it (2 ** 7 paths here, 638 parts read
+    before), and the value is the one the chain returns."""
     from pathlib import Path
 
     from jobsafe.discover import SourceFile

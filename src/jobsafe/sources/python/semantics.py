@@ -14,9 +14,8 @@ from functools import cached_property
 from sys import intern
 from typing import TYPE_CHECKING, Any
 
-from ...model import CodeFact, Confidence, Lock, LockScope, Release, Span, hash_once
+from ...model import UNKNOWN_TTL, CodeFact, Confidence, Lock, LockScope, Release, Span, hash_once
 from . import apis
-from ...model import UNKNOWN_TTL
 from ...paths import is_test_path
 from .django_settings import alias_scope, cache_backends, is_settings_module
 from .facts import MODULE, ClassInfo, ModuleFacts, Unit
@@ -231,6 +230,7 @@ class Partial:
                     self.call.star or call.star, call.span)
 
 
+@hash_once
 @dataclass(frozen=True, slots=True)
 class Env:
     """Arguments of the calls being followed: (function, parameter) -> (value, where it was
@@ -240,15 +240,9 @@ class Env:
     #: set on the arguments of no caller in particular (``Semantics.quiet``): notes every
     #: parameter asked for that a caller would have given (an env ending in it says so too)
     probe: "_Probe | None" = None
-    #: its hash, computed once (0: not yet): envs nest (a binding's Where has its own),
-    #: and memo keys hash them again and again
+    #: (envs nest, a binding's Where has its own, and memo keys hash them again and again;
+    #: a probe is compared, and hashed, by identity)
     _hash: int = field(default=0, init=False, compare=False, repr=False)
-
-    def __hash__(self) -> int:
-        if not self._hash:
-            object.__setattr__(self, "_hash", (hash(self.bindings) if self.probe is None else
-                                               hash((self.bindings, id(self.probe)))) or 1)
-        return self._hash
 
     def get(self, owner: str, name: str) -> tuple[Value, Where] | None:
         found = next(((v, w) for o, n, v, w in self.bindings if o == owner and n == name), None)
