@@ -144,7 +144,7 @@ class DbLocks(ModuleBase):
             return
         queries, integrity = self._forwarder_words
         if queries and any(
-                isinstance(n, cst.Attribute) and n.attr.value in ("objects", "query") and
+                type(n) is cst.Attribute and n.attr.value in ("objects", "query") and
                 self._is_query(n) for arg in call.args for n in [arg.value, *walk(arg.value)]) \
                 or integrity and self._stopped_by_integrity_error(call) or \
                 isinstance(self._parent.get(call), cst.Expr) and self._owner_confirmed(call):

@@ -89,9 +89,9 @@ class KeyFlow:
             if type(node) is cst.Assign:
                 for target in node.targets:
                     self._assign(target.target, node.value)
-            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            elif type(node) is cst.AnnAssign and node.value is not None:
                 self._assign(node.target, node.value)
-            elif isinstance(node, cst.AugAssign):
+            elif type(node) is cst.AugAssign:
                 name = self.an.code(node.target)
                 self.names[name] = _worst(self.names.get(name), self.origin(node.value))
 
@@ -229,7 +229,7 @@ class KeyFlow:
     def _inserted(self, cursor) -> bool:
         text = self.an.code(cursor)
         for node in self.nodes:
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and \
                     node.func.attr.value == "execute" and self.an.code(node.func.value) == text:
                 sql = self.an.eval.string(argument(node, None, 0)) or ""
                 if re.search(r"(?is)\binsert\b.*\breturning\b", sql):
@@ -405,7 +405,7 @@ def _stable_key(an, flow: KeyFlow, call: cst.Call, key: cst.BaseExpression
 
 def _dict_keys(an, flow: KeyFlow, node) -> list[tuple[str, cst.BaseExpression]]:
     items: dict[str, cst.BaseExpression] = {}
-    if isinstance(node, cst.Dict):
+    if type(node) is cst.Dict:
         items = dict(flow._dict_items(node))
     else:
         items = flow.dicts.get(an.code(node), {})

@@ -750,7 +750,7 @@ class LockCalls(DbLocks):
         """SQLAlchemy's ``func.pg_advisory_xact_lock(...)`` inside a statement, as the SQL
         it renders (``select(func.pg_try_advisory_lock(42))``)."""
         for n in [node, *walk(node)]:
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
+            if type(n) is cst.Call and type(n.func) is cst.Attribute and \
                     n.func.attr.value in apis.SQL_LOCKS and \
                     self.code(n.func.value).rsplit(".", 1)[-1] == "func":
                 args = ", ".join(self.code(a.value) for a in n.args)
@@ -1127,7 +1127,7 @@ class LockCalls(DbLocks):
     def _pid_store_used(self, call: cst.Call, methods: frozenset[str]) -> str | None:
         """The pid store a call reads or removes (``lock_data_file.read()``)."""
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in methods and \
+        if type(func) is cst.Attribute and func.attr.value in methods and \
                 isinstance(func.value, (cst.Name, cst.Attribute)):
             store = self.code(func.value)
             if store in self._pid_stores():
@@ -1322,7 +1322,7 @@ class LockCalls(DbLocks):
     def _exception_checked(self, call) -> bool:
         """Inside a ``try`` whose handlers do something other than ``pass``."""
         for parent in self.parents(call):
-            if isinstance(parent, cst.Try):
+            if type(parent) is cst.Try:
                 for handler in parent.handlers:
                     body = handler.body.body
                     silent = all(isinstance(s, cst.SimpleStatementLine) and
@@ -1332,7 +1332,7 @@ class LockCalls(DbLocks):
                     if not silent:
                         return True
                 return False
-            if isinstance(parent, (cst.FunctionDef,)):
+            if type(parent) is cst.FunctionDef:
                 return False
         return False
 

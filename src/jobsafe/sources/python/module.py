@@ -172,14 +172,14 @@ class _ModuleAnalyser(UseSites):
         for node in self.order:
             if type(node) not in _PREPASS_NODES:
                 continue
-            if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and type(node.value) is cst.Call:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) \
                     else [node.target]
                 for target in targets:
                     self._bind(self.code(target), node.value,
                                self._node_unit.get(id(node)) if isinstance(target, cst.Name)
                                else None)
-            elif isinstance(node, cst.WithItem) and node.asname is not None and \
+            elif type(node) is cst.WithItem and node.asname is not None and \
                     isinstance(node.item, cst.Call) and \
                     self.qualified(node.item.func) & {"builtins.open", "io.open"}:
                 self.opened[self.code(node.asname.name)] = self._path_text(

@@ -32,9 +32,10 @@ if TYPE_CHECKING:
 
 
 class _Collector:
-    """One pass over the module: every node in source order, with its parent and the unit
-    it belongs to; everything else reads its lists. It walks with ``syntax.children``
-    rather than a ``CSTVisitor``, which rebuilds every node it visits.
+    """One pass over the module: every node but trivia (``syntax.TRIVIA``) in source
+    order, with its parent and the unit it belongs to; everything else reads its lists.
+    It walks with ``syntax.children`` rather than a ``CSTVisitor``, which rebuilds every
+    node it visits.
     """
 
     def __init__(self):
@@ -197,11 +198,11 @@ class ModuleBase:
 
     def _resolve(self, node) -> set[str]:
         attrs = []
-        while isinstance(node, cst.Attribute):
+        while type(node) is cst.Attribute:
             attrs.append(node.attr.value)
             node = node.value
         suffix = "".join(f".{a}" for a in reversed(attrs))
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and \
+        if type(node) is cst.Call and type(node.func) is cst.Name and \
                 node.func.value in self.defined:
             return {node.func.value + suffix} if suffix else set()  # Job().run -> Job.run
         if not isinstance(node, cst.Name):
@@ -353,7 +354,7 @@ class ModuleBase:
                     self.qualified(item.item.func) & {"builtins.open", "io.open"}
                     for item in parent.items):
                 return parent
-            if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+            if type(parent) in (cst.FunctionDef, cst.ClassDef):
                 return None
         return None
 
@@ -385,7 +386,7 @@ class ModuleBase:
     def _assigned_to(self, call) -> str | None:
         """The name a call's result is assigned to (``lock = r.lock(...)``)."""
         parent = self._parent.get(call)
-        if isinstance(parent, cst.Assign):
+        if type(parent) is cst.Assign:
             return self.code(parent.targets[0].target)
         return None
 
@@ -429,7 +430,7 @@ class ModuleBase:
         ok:`` ... node), and whether it must be false for the node to run."""
         child = node
         for parent in self.parents(node):
-            if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            if type(parent) in (cst.FunctionDef, cst.ClassDef, cst.Module):
                 return None
             if isinstance(parent, cst.If) and child in (parent.body, parent.orelse):
                 test, negated = parent.test, child is parent.orelse

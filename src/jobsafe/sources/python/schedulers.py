@@ -26,7 +26,7 @@ def scheduled_calls(an, nodes) -> list[ScheduledCall]:
     for node in nodes:
         if type(node) not in _SCHEDULE_NODES:  # exact types: see module._PREPASS_NODES
             continue
-        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.Dict, cst.List)):
+        if type(node) is cst.Assign and type(node.value) in (cst.Dict, cst.List):
             target = node.targets[0].target
             if isinstance(node.value, cst.Dict) and _beat_entries(an, node.value):
                 # a beat schedule, whatever its name (PERIODIC_TASKS = {...} merged later)

@@ -106,7 +106,7 @@ def _probe(node) -> tuple[str, ...]:
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """``node.children``, in the same order, without its cost.
+    """``node.children``, in the same order, without its trivia (``TRIVIA``) and its cost.
 
     libcst computes ``children`` by running the node's ``_visit_and_replace_children``,
     which rebuilds (and validates) the node; that was half the time of a lock-heavy
@@ -114,7 +114,8 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     they are recorded once per class (every ``visit_*`` helper announces its field, even
     an empty one) and read with ``getattr`` after. A class that skips a field when it is
     None (``FormattedStringExpression.format_spec``) is probed again on the first node
-    where that field is set.
+    where that field is set. Trivia were half the nodes of a module, and no recogniser
+    reads them through a walk (the few that care read them as fields).
     """
     kind = type(node)
     known = _FIELDS.get(kind)
@@ -140,9 +141,18 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
             held = _holds(type(value))
         if held == _NODE:
             out.append(value)
-        elif held == _NODES:
-            out.extend(value)
+        elif held == _NODES and value and type(value[0]) not in TRIVIA:
+            out.extend(value)  # (libcst's sequences hold one kind of node)
     return out
+
+
+#: nodes that only lay out the code: whitespace, comments, and the punctuation that holds
+#: nothing but whitespace (operators, keywords' nodes and the rest are kept)
+TRIVIA = frozenset({
+    cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.Comment,
+    cst.EmptyLine, cst.TrailingWhitespace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon,
+    cst.AssignEqual, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
+    cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace})
 
 
 #: what a field's value is, by its class: a node, a sequence of nodes, or neither
@@ -155,7 +165,8 @@ _HOLDS: dict[type, int] = {}
 def _holds(kind: type) -> int:
     found = _HOLDS.get(kind)
     if found is None:
-        found = _HOLDS[kind] = _NODE if issubclass(kind, cst.CSTNode) else \
+        found = _HOLDS[kind] = _NEITHER if kind in TRIVIA else \
+            _NODE if issubclass(kind, cst.CSTNode) else \
             _NODES if issubclass(kind, (tuple, list)) else _NEITHER
     return found
 
@@ -197,7 +208,7 @@ def walk(node):
 
 def names_read(node) -> set[str]:
     """The names an expression reads, itself included (``a.b(c) == d``: a, c, d)."""
-    return {n.value for n in [node, *walk(node)] if isinstance(n, cst.Name)}
+    return {n.value for n in [node, *walk(node)] if type(n) is cst.Name}
 
 
 #: what a unit's walk does not enter (exact types: isinstance goes through ABCMeta)

@@ -139,9 +139,9 @@ class UseSites(LockCalls, Hazards):
     def _caught_and_told(self, call) -> bool:
         """Inside a ``try`` of its function whose handler returns a value."""
         for parent in self.parents(call):
-            if isinstance(parent, cst.FunctionDef):
+            if type(parent) is cst.FunctionDef:
                 return False
-            if isinstance(parent, cst.Try) and self._handler_tells(parent):
+            if type(parent) is cst.Try and self._handler_tells(parent):
                 return True
         return False
 
@@ -228,11 +228,11 @@ class UseSites(LockCalls, Hazards):
         (``n = propagate(...)`` then only logged decides nothing). Anything else (a
         comprehension's condition, an argument, an attribute) counts as read."""
         for parent in self.parents(call):
-            if isinstance(parent, (cst.If, cst.While)):
+            if type(parent) in (cst.If, cst.While):
                 if contains(parent.test, call):
                     return not only_reports(parent)
                 break
-            if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef)):
+            if type(parent) in (cst.SimpleStatementLine, cst.FunctionDef):
                 break
         names = self._result_names(call)
         return not names or not self._decision_names(unit).isdisjoint(names)
@@ -396,13 +396,29 @@ class UseSites(LockCalls, Hazards):
             self._assigned_to(call)
         if not receiver:
             return None
-        if receiver not in unit.object_calls:  # (once per object and unit: linear in calls)
+        if receiver not in unit.object_calls:  # (once per object and unit)
             unit.object_calls[receiver] = [
-                (self.line(c), c.func.attr.value, *self._release_kind(c, None, unit),
-                 self._param_condition(c, unit)) for c in calls
-                if isinstance(c.func, cst.Attribute) and
-                _object_name(c.func.value) == receiver and self.line(c) > self.line(call)]
+                (self.line(c), method, *self._release_kind(c, None, unit),
+                 self._param_condition(c, unit))
+                for c, method in self._method_calls(unit, calls).get(receiver, ())
+                if self.line(c) > self.line(call)]
         return receiver if unit.object_calls[receiver] else None
+
+    def _method_calls(self, unit: Unit, calls) -> dict[str, list[tuple[cst.Call, str]]]:
+        """The unit's method calls (and the methods' names) by the object they are called
+        on (``_object_name``), in order (memoised per unit: read for each object the unit
+        makes or calls)."""
+        memo = self.__dict__.setdefault("_method_calls_memo", {})
+        if id(unit) not in memo:
+            by_object: dict[str, list[tuple[cst.Call, str]]] = {}
+            for c in calls:
+                func = c.func
+                if type(func) is cst.Attribute:
+                    name = _object_name(func.value)
+                    if name is not None:
+                        by_object.setdefault(name, []).append((c, func.attr.value))
+            memo[id(unit)] = by_object
+        return memo[id(unit)]
 
     def _site(self, unit: Unit, scan, node, callee, use, scope, release, release_span=None,
               handle=None, handle_releases=(), result_used: bool | None = None,
@@ -452,7 +468,7 @@ class UseSites(LockCalls, Hazards):
 def _object_name(node) -> str | None:
     """An object named by a name or an attribute of one (``inst``, ``self.guard``), as
     written; None for anything else (read without rendering code: this runs per call)."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
         return f"{node.value.value}.{node.attr.value}"

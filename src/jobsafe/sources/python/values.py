@@ -76,10 +76,10 @@ class Evaluator:
         """A string constant, or None."""
         if node is None or depth > 20:
             return None
-        if isinstance(node, cst.SimpleString):
+        if type(node) is cst.SimpleString:
             value = literal(node)
             return value if isinstance(value, str) else None
-        if isinstance(node, cst.ConcatenatedString):
+        if type(node) is cst.ConcatenatedString:
             left, right = self.string(node.left, depth + 1), self.string(node.right, depth + 1)
             return left + right if left is not None and right is not None else None
         if isinstance(node, cst.Name) and node.value in self.constants:
@@ -124,6 +124,11 @@ def literal(node):
     """A literal's value; None where Python itself would refuse it (a NUL byte in a string,
     a number too long to convert). An escape Python warns about (``"\\c"``) is the code's
     business: the warning is not printed by jobsafe."""
+    if type(node) is cst.SimpleString:
+        text = node.value
+        if "\\" not in text and "\r" not in text and "\0" not in text and \
+                "b" not in node.prefix.lower():
+            return node.raw_value  # what evaluating it gives, without compiling it
     try:
         if isinstance(node, cst.ConcatenatedString) or \
                 isinstance(node, cst.SimpleString) and "\\" in node.value:
