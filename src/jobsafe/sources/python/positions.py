@@ -1,4 +1,5 @@
-"""Where each node of a module is: exactly libcst's ``PositionProvider``, at less cost.
+"""Where each node of a module is: exactly libcst's ``PositionProvider``, at less cost
+(for every node but whitespace and comments, which no recogniser asks about).
 
 ``PositionProvider`` generates the module's code and records each node's range on the way;
 its codegen state opens a generator-based context manager per node and builds two
@@ -115,16 +116,33 @@ def _parenthesize(node, state: _PositionState) -> _Parenthesized:
     return _Parenthesized(node, state)
 
 
+#: whitespace and comments: no walk meets them (``syntax.TRIVIA``), no range is asked of
+#: them, and none starts or ends another node's range (punctuation can: ``from a import
+#: (b)`` ends at its parenthesis)
+_UNRECORDED = (cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.Comment,
+               cst.EmptyLine, cst.TrailingWhitespace)
+
+
+def _codegen_unrecorded(node, state: _PositionState, **kwargs) -> None:
+    """Whitespace's or a comment's code, without its range."""
+    node._codegen_impl(state, **kwargs)
+
+
 def positions(module: cst.Module) -> tuple[dict[int, Range], str]:
-    """Every node's range, by ``id(node)``: what ``PositionProvider`` gives, as tuples; and
-    the code generated on the way, which the ranges index (the source but for a byte-order
-    mark or a last lone ``\r``). libcst's ``_parenthesize`` is replaced during the pass (and
-    put back whatever happens); the pass runs in one thread."""
+    """Every node's range, by ``id(node)``, but whitespace's and comments': what
+    ``PositionProvider`` gives, as tuples; and the code generated on the way, which the
+    ranges index (the source but for a byte-order mark or a last lone ``\r``). libcst's
+    ``_parenthesize``, and whitespace's and comments' ``_codegen``, are replaced during the
+    pass (and put back whatever happens); the pass runs in one thread."""
     state = _PositionState(module)
     original = _BaseParenthesizedNode._parenthesize
     setattr(_BaseParenthesizedNode, "_parenthesize", _parenthesize)
+    for kind in _UNRECORDED:
+        setattr(kind, "_codegen", _codegen_unrecorded)
     try:
         module._codegen(state)
     finally:
         setattr(_BaseParenthesizedNode, "_parenthesize", original)
+        for kind in _UNRECORDED:
+            delattr(kind, "_codegen")
     return state.ranges, "".join(state.tokens)
