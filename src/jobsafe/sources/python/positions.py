@@ -15,6 +15,8 @@ import libcst as cst
 from libcst._nodes.expression import _BaseParenthesizedNode
 from libcst._nodes.internal import CodegenState
 
+from .syntax import LAYOUT
+
 NEWLINE = re.compile(r"\r\n?|\n")
 
 #: (start line, start column, end line, end column); lines from 1, columns from 0
@@ -116,15 +118,10 @@ def _parenthesize(node, state: _PositionState) -> _Parenthesized:
     return _Parenthesized(node, state)
 
 
-#: whitespace and comments: no walk meets them (``syntax.TRIVIA``), no range is asked of
-#: them, and none starts or ends another node's range (punctuation can: ``from a import
-#: (b)`` ends at its parenthesis)
-_UNRECORDED = (cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.Comment,
-               cst.EmptyLine, cst.TrailingWhitespace)
-
-
 def _codegen_unrecorded(node, state: _PositionState, **kwargs) -> None:
-    """Whitespace's or a comment's code, without its range."""
+    """Whitespace's or a comment's code (``syntax.LAYOUT``), without its range: no walk
+    meets them, no range is asked of them, and none starts or ends another node's range
+    (punctuation can: ``from a import (b)`` ends at its parenthesis)."""
     node._codegen_impl(state, **kwargs)
 
 
@@ -137,12 +134,12 @@ def positions(module: cst.Module) -> tuple[dict[int, Range], str]:
     state = _PositionState(module)
     original = _BaseParenthesizedNode._parenthesize
     setattr(_BaseParenthesizedNode, "_parenthesize", _parenthesize)
-    for kind in _UNRECORDED:
+    for kind in LAYOUT:
         setattr(kind, "_codegen", _codegen_unrecorded)
     try:
         module._codegen(state)
     finally:
         setattr(_BaseParenthesizedNode, "_parenthesize", original)
-        for kind in _UNRECORDED:
+        for kind in LAYOUT:
             delattr(kind, "_codegen")
     return state.ranges, "".join(state.tokens)

@@ -146,13 +146,15 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
-#: nodes that only lay out the code: whitespace, comments, and the punctuation that holds
-#: nothing but whitespace (operators, keywords' nodes and the rest are kept)
-TRIVIA = frozenset({
-    cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.Comment,
-    cst.EmptyLine, cst.TrailingWhitespace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon,
-    cst.AssignEqual, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
-    cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace})
+#: whitespace and comments
+LAYOUT = frozenset({cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline,
+                    cst.Comment, cst.EmptyLine, cst.TrailingWhitespace})
+#: nodes that only lay out the code: ``LAYOUT``, and the punctuation that holds nothing
+#: but whitespace (operators, keywords' nodes and the rest are kept)
+TRIVIA = LAYOUT | {
+    cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.LeftParen,
+    cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+    cst.RightCurlyBrace}
 
 
 #: what a field's value is, by its class: a node, a sequence of nodes, or neither
