@@ -453,6 +453,55 @@ def test_a_key_added_if_absent_is_a_lock_only_when_used_as_one(write_tree, body,
     assert any(f.rule == "JOB101" for f in analysis.findings) == (not kinds)
 
 
+# -- a key set only if absent that no run deletes: every caller keeps it its whole TTL
+
+MARKER = '''import datetime as dt
+
+import redis
+from django.core.cache import cache
+
+r = redis.Redis()
+DAY = 24 * 60 * 60
+
+
+def allowance(user):
+{body}
+    return "sent"
+'''
+
+
+@pytest.mark.parametrize("body, rules", [
+    # a once-a-day allowance (pretalx), in any spelling of the day: not a lock a crash
+    # leaves behind, whatever its TTL
+    ('    if not cache.add(f"free:{user}", True, timeout=dt.timedelta(hours=24)'
+     '.total_seconds()):\n        return None', []),
+    ('    if not cache.add(f"free:{user}", True, DAY * 2):\n        return None', []),
+    ('    if not r.set(f"free:{user}", 1, nx=True, ex=DAY):\n        return None', []),
+    # deleted when the work is done: a crash leaves it held for the day
+    ('    if not cache.add(f"free:{user}", True, DAY * 2):\n        return None\n'
+     '    try:\n        print(user)\n    finally:\n        cache.delete(f"free:{user}")',
+     ["JOB205"]),
+])
+def test_a_key_no_run_deletes_is_no_lock_a_crash_leaves_behind(write_tree, body, rules):
+    root = write_tree({"app/notify.py": MARKER.format(body=body)})
+    analysis = run_analysis(root)
+    assert [lock.kind for lock in analysis.project.code_locks] in (["cache-key"], ["redis-key"])
+    assert [f.rule for f in analysis.findings] == rules
+
+
+def test_a_key_no_run_deletes_outlasting_the_interval_keeps_every_run_out(write_tree):
+    """Scheduled more often than its TTL, the same marker blocks runs after every run,
+    not only after a crash, and the message says so."""
+    root = write_tree({
+        "crontab": "*/10 * * * * timeout 9m python3 /srv/jobs/poll.py\n",
+        "jobs/poll.py": "from django.core.cache import cache\n\n\ndef main():\n"
+                        "    if not cache.add('lock:poll', 1, 3600):\n        return\n"
+                        "    print('polling')\n\n\nif __name__ == '__main__':\n    main()\n"})
+    [finding] = run_analysis(root).findings
+    assert finding.rule == "JOB205"
+    assert "nothing deletes it, so every run blocks the next 5 runs" in finding.message
+
+
 # -- a source folder the build installs under the project's name (autotools' lib/ as the
 # package) is imported by that name
 

@@ -11,6 +11,8 @@ from .remedies import ttl_edits
 
 #: locks whose mere existence means "locked": a crash leaves them behind
 FILE_LOCKS = ("lock-file", "lock-dir", "pid-file", "soft-filelock", "lockfile")
+#: keys set only if absent (``cache.add``, ``SET NX``): held until deleted or expired
+KEY_MARKERS = ("cache-key", "redis-key")
 #: locks that can wait for their holder, and so can make runs queue up
 WAITING_KINDS = ("flock", "lockf", "filelock", "fasteners", "lockfile", "pid-file", "redis-lock",
                  "python-redis-lock", "pg-advisory", "mysql-get-lock", "soft-filelock",
@@ -175,13 +177,19 @@ class LockExpiryTooLong(Rule):
             interval = job.schedule.min_interval_seconds if job is not None else None
             if ttl < limit and not (interval and ttl > interval):
                 continue
+            # a key no run deletes is held for its whole TTL by every run, crashed or not
+            never_deleted = lock.kind in KEY_MARKERS and lock.release == "none"
             if interval and ttl > interval:
                 skipped = math.ceil(ttl / interval) - 1
                 text = message("{lock} expires after {ttl}, longer than the job's {interval} "
-                               "interval: one crashed run blocks the next {skipped} run{plural}",
+                               "interval: {who} blocks the next {skipped} run{plural}",
                                lock=lock_name(lock), ttl=format_duration(ttl),
                                interval=format_duration(interval), skipped=skipped,
-                               plural=prose("s" if skipped != 1 else ""))
+                               plural=prose("s" if skipped != 1 else ""),
+                               who=prose("nothing deletes it, so every run" if never_deleted
+                                         else "one crashed run"))
+            elif never_deleted:
+                continue  # a once-a-period marker (a rate limit): a crash changes nothing
             else:
                 text = message("{lock} expires after {ttl}, at least {limit}: one crashed run "
                                "blocks the job that long", lock=lock_name(lock),
