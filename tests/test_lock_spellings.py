@@ -473,13 +473,13 @@ def allowance(user):
 @pytest.mark.parametrize("body, rules", [
     # a once-a-day allowance (pretalx), in any spelling of the day: not a lock a crash
     # leaves behind, whatever its TTL
-    ('    if not cache.add(f"free:{user}", True, timeout=dt.timedelta(hours=24)'
-     '.total_seconds()):\n        return None', []),
+    (('    if not cache.add(f"free:{user}", True, timeout=dt.timedelta(hours=24)'
+      '.total_seconds()):\n        return None'), []),
     ('    if not cache.add(f"free:{user}", True, DAY * 2):\n        return None', []),
     ('    if not r.set(f"free:{user}", 1, nx=True, ex=DAY):\n        return None', []),
     # deleted when the work is done: a crash leaves it held for the day
-    ('    if not cache.add(f"free:{user}", True, DAY * 2):\n        return None\n'
-     '    try:\n        print(user)\n    finally:\n        cache.delete(f"free:{user}")',
+    (('    if not cache.add(f"free:{user}", True, DAY * 2):\n        return None\n'
+      '    try:\n        print(user)\n    finally:\n        cache.delete(f"free:{user}")'),
      ["JOB205"]),
 ])
 def test_a_key_no_run_deletes_is_no_lock_a_crash_leaves_behind(write_tree, body, rules):

@@ -1,6 +1,7 @@
 """In-process schedules as projects write them: Celery beat entries in a dict of any name,
 merged later; one entry set by subscript; ``app.conf.update(beat_schedule=...)``; Django's
 upper-case setting; day names as Celery reads them."""
+import pytest
 from conftest import run_analysis
 
 TASKS = "from celery import shared_task\n\n\n" + "\n\n".join(
@@ -58,3 +59,58 @@ def test_a_dict_of_other_things_is_no_schedule(write_tree):
         "proj/config.py": "ROUTES = {'sweep': {'task': 'proj.tasks.sweep', 'queue': 'low'}}\n",
     })
     assert celery_jobs(run_analysis(root)) == {}
+
+
+# -- a Celery task's own time limit is its job's runtime bound
+
+LIMITED = '''{imports}
+from django.core.cache import cache
+
+
+{decorator}
+def sync(*args):
+    if not cache.add("lock:sync", 1, 240):
+        return
+    try:
+        print("syncing")
+    finally:
+        cache.delete("lock:sync")
+'''
+
+
+@pytest.mark.parametrize("imports, decorator, bound", [
+    ("from celery import shared_task", "@shared_task(time_limit=3600)", 3600),
+    ("from proj.celery import app\nfrom proj.limits import HOUR",
+     "@app.task(bind=True, time_limit=HOUR, soft_time_limit=HOUR - 60)", 3600),
+    ("from datetime import timedelta\n\nfrom celery import shared_task as task",
+     "@task(time_limit=timedelta(minutes=90).total_seconds())", 5400),
+    ("from celery import shared_task\nfrom django.conf import settings",
+     "@shared_task(time_limit=settings.TASKS_TIME_LIMIT * 2)", 3600),
+    # a soft limit only raises inside the task, which may catch it: no bound
+    ("from celery import shared_task", "@shared_task(soft_time_limit=3600)", None),
+    # another library's decorator: not the worker's limit
+    ("from proj.limits import throttle", "@throttle(time_limit=3600)", None),
+])
+def test_a_celery_tasks_time_limit_bounds_its_job(write_tree, imports, decorator, bound):
+    root = write_tree({
+        "proj/__init__.py": "",
+        "proj/limits.py": "HOUR = 60 * 60\n\n\ndef throttle(**kw):\n    return lambda f: f\n",
+        "proj/settings.py": "TASKS_TIME_LIMIT = 30 * 60\n",
+        "manage.py": "import os\n\nos.environ.setdefault('DJANGO_SETTINGS_MODULE', "
+                     "'proj.settings')\n",
+        "proj/celery.py": "from celery import Celery\n\napp = Celery('proj')\n"
+                          "app.conf.beat_schedule = {'sync': {'task': 'proj.tasks.sync', "
+                          "'schedule': 300.0}}\n",
+        "proj/tasks.py": LIMITED.format(imports=imports, decorator=decorator),
+    })
+    analysis = run_analysis(root)
+    [job] = [job for job in analysis.project.jobs if job.source == "celery"]
+    assert job.runtime_bound_seconds == bound
+    lines = LIMITED.format(imports=imports, decorator=decorator).split("\n")
+    if bound is None:
+        assert analysis.findings == []
+    else:  # the four-minute lock is lost by a run the worker lets go on
+        [finding] = analysis.findings
+        assert finding.rule == "JOB207"
+        assert "cache.add" in lines[finding.span.line - 1]
+        assert [lines[r.span.line - 1] for r in finding.related] == [decorator]

@@ -485,6 +485,9 @@ class Job:
     user: str | None = None
     guards: tuple[Guard, ...] = ()
     runtime_bound_seconds: float | None = None
+    #: where the bound is written, when not on the job's own line (a Celery task's
+    #: ``time_limit=``)
+    runtime_bound_span: Span | None = None
     targets: tuple[Target, ...] = ()
     backgrounds: tuple[Background, ...] = ()  # inside the guard's scope
     locks: tuple[Lock, ...] = ()  # taken by the scheduled command line itself

@@ -9,6 +9,7 @@ from ..model import Entry, Job, Lock, NeverRuns, ParseError, Schedule, Span, Tar
 from ..paths import is_test_path
 from ..schedule import DAYS_AND_DIALECTS, cron_schedule_or_never
 from ..sources.python.index import entry_code, resolve_function, task_function
+from ..sources.python.semantics import Where
 from ..timespec import ScheduleError
 from .context import Step
 
@@ -68,12 +69,15 @@ class PythonAssembly(Step):
         if found is None and call.source != "celery":
             return  # a lambda or a builtin: nothing of the project's to analyse
         entry = None
+        bound: tuple[float, Span] | None = None
         if found is not None:
             module_rel, function = found
             code = entry_code(index, module_rel, "function", function)
             if code.parsed:
                 entry = Entry(index.files[module_rel].display, "function", function, code.locks,
                               facts=code.facts, files=code.files)
+            if call.source == "celery":
+                bound = self._task_time_limit(module_rel, function)
         identity = f"{entry.path}::{entry.function}" if entry else call.target
         target = Target((call.target,), call.span, True, entry, identity)
         text = " ".join((call.text or call.target).split())
@@ -82,7 +86,22 @@ class PythonAssembly(Step):
         self.project.jobs.append(Job(
             id=f"{call.source}:{call.span.path}:{call.span.line}", source=call.source,
             span=call.span, schedule=replace(schedule, text=text[:80]), command=call.target,
-            targets=(target,), locks=locks, options=call.options, never_runs=never))
+            targets=(target,), locks=locks, options=call.options, never_runs=never,
+            runtime_bound_seconds=bound[0] if bound else None,
+            runtime_bound_span=bound[1] if bound else None))
+
+    def _task_time_limit(self, rel: str, function: str) -> tuple[float, Span] | None:
+        """The hard time limit a Celery task is declared with (``time_limit=`` of its
+        ``@app.task``/``@shared_task``), and where: the worker kills a run that outlasts
+        it."""
+        index = self.tree.python
+        facts = index.module(rel)
+        unit = facts.units.get(function) if facts is not None else None
+        if unit is None or unit.time_limit is None:
+            return None
+        value, span = unit.time_limit
+        seconds = index.semantics.number(value, Where(rel, function))
+        return (seconds, span) if seconds is not None and seconds > 0 else None
 
     def _django_cron_lock(self, call) -> Lock:
         """The lock ``runcrons`` takes around each job class: a cache key (the default

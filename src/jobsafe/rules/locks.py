@@ -251,7 +251,8 @@ class LockExpiresMidRun(Rule):
                                 "slow run loses the lock and the next run starts beside it",
                                 lock=lock_name(lock), ttl=format_duration(ttl),
                                 bound=format_duration(bound)),
-                        (lock, job), job.id, [Related(job.span, "runtime bound set here")])
+                        (lock, job), job.id,
+                        [Related(job.runtime_bound_span or job.span, "runtime bound set here")])
 
 
 class LockRetryStorm(FactRule):

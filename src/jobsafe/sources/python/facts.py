@@ -79,6 +79,9 @@ class Unit:
     lets_go: set[str] = field(default_factory=set)
     #: how the unit retries (for a lock taken at one of its call sites too)
     retries: Retries = field(default_factory=lambda: Retries())
+    #: a Celery task's own hard time limit (``@app.task(time_limit=...)``: the worker
+    #: kills a run that outlasts it), and where it is written
+    time_limit: tuple[Value, Span] | None = None
 
 
 @pickled_as_call

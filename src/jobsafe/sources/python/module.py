@@ -78,6 +78,9 @@ def parse_module(path: str, text: str, forwarders: dict[str, str] | None = None)
     return facts
 
 
+#: what Celery's task decorators are called (``app.task``, ``shared_task``): their
+#: ``time_limit`` is the task's own runtime bound
+_TASK_DECORATORS = ("task", "shared_task")
 _JINJA = re.compile(r"\{%-?\s*\w+|\{\{-?\s*[\w.]+\s*(?:\|[^}]*)?-?\}\}")
 #: libcst needs about 20 s per MiB of source; larger modules are generated code
 MAX_MODULE_BYTES = 1024 * 1024
@@ -225,14 +228,22 @@ class _ModuleAnalyser(UseSites):
             if isinstance(node, cst.FunctionDef):
                 name = self.function_name(node)
                 decorators = set()
+                time_limit = None
                 for d in node.decorators:
                     target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-                    decorators |= self.qualified(target) | {self.code(target)}
+                    names = self.qualified(target) | {self.code(target)}
+                    decorators |= names
+                    if isinstance(d.decorator, cst.Call) and \
+                            any(n.rsplit(".", 1)[-1] in _TASK_DECORATORS for n in names):
+                        time_limit = argument(d.decorator, "time_limit", None) or time_limit
                 params, defaults = parameters(node)
                 unit = Unit(name, node, is_async=node.asynchronous is not None,
                             decorators=decorators, params=params,
                             star_kwargs=node.params.star_kwarg.name.value
-                            if node.params.star_kwarg is not None else None)
+                            if node.params.star_kwarg is not None else None,
+                            time_limit=(self.sym.value(time_limit, None),
+                                        self.span(time_limit))
+                            if time_limit is not None else None)
                 unit.defaults = {k: self.sym.value(v, None) for k, v in defaults.items()}
                 yields = [n for n in self._unit_nodes(node) if type(n) is cst.Yield]
                 unit.is_generator = bool(yields)
