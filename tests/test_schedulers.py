@@ -114,3 +114,42 @@ def test_a_celery_tasks_time_limit_bounds_its_job(write_tree, imports, decorator
         assert finding.rule == "JOB207"
         assert "cache.add" in lines[finding.span.line - 1]
         assert [lines[r.span.line - 1] for r in finding.related] == [decorator]
+
+
+@pytest.mark.parametrize("settings, decorator, bound, line", [
+    ({"proj/settings.py": "DEBUG = False\nCELERY_TASK_TIME_LIMIT = 60 * 60\n"},
+     "@shared_task", 3600, "CELERY_TASK_TIME_LIMIT = 60 * 60"),
+    # a settings class (django-configurations), Celery 3's name
+    ({"proj/settings/base.py": "class Base:\n    CELERYD_TASK_TIME_LIMIT = 1800\n"},
+     "@shared_task", 1800, "    CELERYD_TASK_TIME_LIMIT = 1800"),
+    # the task's own limit comes first
+    ({"proj/settings.py": "CELERY_TASK_TIME_LIMIT = 60\n"}, "@shared_task(time_limit=600)",
+     600, "@shared_task(time_limit=600)"),
+    # settings modules that disagree (which one runs is the deployment's choice): unknown
+    ({"proj/settings/base.py": "CELERY_TASK_TIME_LIMIT = 3600\n",
+      "proj/settings/production.py": "from .base import *\n\nCELERY_TASK_TIME_LIMIT = 120\n"},
+     "@shared_task", None, None),
+    # not a settings module
+    ({"proj/limits.py": "CELERY_TASK_TIME_LIMIT = 3600\n"}, "@shared_task", None, None),
+])
+def test_the_workers_time_limit_from_djangos_settings(write_tree, settings, decorator,
+                                                       bound, line):
+    root = write_tree({
+        "proj/__init__.py": "", **settings,
+        "proj/celery.py": "from celery import Celery\n\napp = Celery('proj')\n"
+                          "app.config_from_object('django.conf:settings', namespace='CELERY')\n"
+                          "app.conf.beat_schedule = {'sync': {'task': 'proj.tasks.sync', "
+                          "'schedule': 300.0}}\n",
+        "proj/tasks.py": LIMITED.format(imports="from celery import shared_task",
+                                        decorator=decorator),
+    })
+    analysis = run_analysis(root)
+    [job] = [job for job in analysis.project.jobs if job.source == "celery"]
+    assert job.runtime_bound_seconds == bound
+    if bound is None:
+        assert analysis.findings == []
+    else:
+        [finding] = analysis.findings
+        assert finding.rule == "JOB207"
+        [related] = finding.related
+        assert (root / related.span.path).read_text().split("\n")[related.span.line - 1] == line

@@ -8,6 +8,7 @@ from functools import partial
 from ..model import Entry, Job, Lock, NeverRuns, ParseError, Schedule, Span, Target
 from ..paths import is_test_path
 from ..schedule import DAYS_AND_DIALECTS, cron_schedule_or_never
+from ..sources.python.django_settings import is_settings_module
 from ..sources.python.index import entry_code, resolve_function, task_function
 from ..sources.python.semantics import Where
 from ..timespec import ScheduleError
@@ -15,6 +16,10 @@ from .context import Step
 
 _DJANGO_CRON_SETTING = re.compile(
     r"^(DJANGO_CRON_LOCK_BACKEND|DJANGO_CRON_LOCK_TIME)\s*=\s*(.+?)\s*(?:#.*)?$", re.M)
+#: the settings that give every task of a Celery worker its hard time limit
+_WORKER_TIME_LIMITS = ("CELERY_TASK_TIME_LIMIT", "CELERYD_TASK_TIME_LIMIT")
+_WORKER_TIME_LIMIT_LINE = re.compile(rf"^[ \t]*(?:{'|'.join(_WORKER_TIME_LIMITS)})\s*[:=]",
+                                     re.MULTILINE)
 #: django-cron's default: a cache key that lives a day (``DJANGO_CRON_LOCK_TIME``)
 DJANGO_CRON_LOCK_TIME = 24 * 3600
 
@@ -33,6 +38,8 @@ class PythonAssembly(Step):
     APScheduler, Huey, django-crontab, django-cron)."""
 
     _cron_settings: dict[str, tuple[str, Span]] | None = None
+    #: the workers' own time limit, once looked for (empty: none, or no one value)
+    _worker_limit: tuple[tuple[float, Span], ...] | None = None
 
     def run(self) -> None:
         python = self.tree.python
@@ -78,6 +85,8 @@ class PythonAssembly(Step):
                               facts=code.facts, files=code.files)
             if call.source == "celery":
                 bound = self._task_time_limit(module_rel, function)
+        if call.source == "celery" and bound is None:
+            bound = self._worker_time_limit()
         identity = f"{entry.path}::{entry.function}" if entry else call.target
         target = Target((call.target,), call.span, True, entry, identity)
         text = " ".join((call.text or call.target).split())
@@ -102,6 +111,31 @@ class PythonAssembly(Step):
         value, span = unit.time_limit
         seconds = index.semantics.number(value, Where(rel, function))
         return (seconds, span) if seconds is not None and seconds > 0 else None
+
+    def _worker_time_limit(self) -> tuple[float, Span] | None:
+        """The hard time limit Django's settings give every task of the project's Celery
+        workers (``CELERY_TASK_TIME_LIMIT``, or Celery 3's ``CELERYD_TASK_TIME_LIMIT``;
+        at the top of a settings module or in a settings class), and where: only when the
+        settings modules agree on one value."""
+        if self._worker_limit is None:
+            index = self.tree.python
+            found: dict[float, Span] = {}
+            for rel, f in sorted(index.files.items()):
+                facts = index.known(rel) if is_settings_module(rel) else None
+                if facts is None:
+                    continue
+                values = [facts.bindings.get(name) for name in _WORKER_TIME_LIMITS] + [
+                    value for info in facts.classes.values() for name in _WORKER_TIME_LIMITS
+                    for value, _ in info.attrs.get(name, ())]
+                for value in values:
+                    seconds = index.semantics.number(value, Where(rel)) if value else None
+                    if seconds is not None and seconds > 0 and seconds not in found:
+                        text = self.peek(f) or ""
+                        at = _WORKER_TIME_LIMIT_LINE.search(text)
+                        found[seconds] = Span(f.display, text.count("\n", 0, at.start()) + 1
+                                              if at else 1)
+            self._worker_limit = (next(iter(found.items())),) if len(found) == 1 else ()
+        return self._worker_limit[0] if self._worker_limit else None
 
     def _django_cron_lock(self, call) -> Lock:
         """The lock ``runcrons`` takes around each job class: a cache key (the default
