@@ -502,22 +502,6 @@ def test_a_key_no_run_deletes_outlasting_the_interval_keeps_every_run_out(write_
     assert "nothing deletes it, so every run blocks the next 5 runs" in finding.message
 
 
-@pytest.mark.parametrize("schedule, rules", [
-    ("0 * * * *", ["JOB207"]),  # the 01:00 firing meets a run that lost its lock at 00:10
-    ("*/45 * * * *", ["JOB207"]),  # (its shortest interval: 15 minutes, at the hour)
-    ("0 */3 * * *", []),  # every three hours, killed after two: no firing meets a run
-    ("0 4 * * *", []),
-])
-def test_a_lock_expiring_mid_run_matters_when_a_firing_can_meet_the_run(write_tree, schedule,
-                                                                        rules):
-    root = write_tree({
-        "crontab": f"{schedule} timeout 2h python3 /srv/jobs/export.py\n",
-        "jobs/export.py": "import redis\n\nr = redis.Redis()\n\nif __name__ == '__main__':\n"
-                          "    with r.lock('export', timeout=600, blocking=False):\n"
-                          "        print('exporting')\n"})
-    assert [f.rule for f in run_analysis(root).findings if f.rule == "JOB207"] == rules
-
-
 # -- a source folder the build installs under the project's name (autotools' lib/ as the
 # package) is imported by that name
 

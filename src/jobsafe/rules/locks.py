@@ -242,11 +242,9 @@ class LockExpiresMidRun(Rule):
             bound = job.runtime_bound_seconds
             if not bound:
                 continue
-            interval = job.schedule.min_interval_seconds
             for lock in job.all_locks:
                 ttl = lock.ttl_seconds
-                if ttl and 0 < ttl < bound and not lock.renewed and \
-                        _fires_between(interval, ttl, bound):
+                if ttl and 0 < ttl < bound and not lock.renewed:
                     yield self.finding(
                         lock.ttl_span or lock.span,
                         message("{lock} expires after {ttl} but the job may run {bound}: a "
@@ -255,16 +253,6 @@ class LockExpiresMidRun(Rule):
                                 bound=format_duration(bound)),
                         (lock, job), job.id,
                         [Related(job.runtime_bound_span or job.span, "runtime bound set here")])
-
-
-def _fires_between(interval: float | None, ttl: float, bound: float) -> bool:
-    """Whether the schedule can fire after the lock expired and before the run's bound
-    ends it (a firing at a multiple of the shortest interval in ``(ttl, bound)``): an
-    hourly job killed after 30 minutes meets no firing, whatever its lock's TTL. Unknown
-    when the interval is."""
-    if not interval:
-        return True
-    return (ttl // interval + 1) * interval < bound
 
 
 class LockRetryStorm(FactRule):
