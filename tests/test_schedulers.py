@@ -153,3 +153,43 @@ def test_the_workers_time_limit_from_djangos_settings(write_tree, settings, deco
         assert finding.rule == "JOB207"
         [related] = finding.related
         assert (root / related.span.path).read_text().split("\n")[related.span.line - 1] == line
+
+
+@pytest.mark.parametrize("conf, bound", [
+    ("app.conf.task_time_limit = 10 * 60\n", 600),
+    ("LIMIT = 900\napp.conf.update(task_time_limit=LIMIT, worker_prefetch_multiplier=1)\n", 900),
+    ("\n\ndef configure(celery):\n    celery.conf.update(task_time_limit=1200)\n", 1200),
+    ("app.conf.task_soft_time_limit = 600\n", None),
+])
+def test_the_workers_time_limit_from_the_apps_conf(write_tree, conf, bound):
+    root = write_tree({
+        "proj/__init__.py": "",
+        "proj/celery.py": "from celery import Celery\n\napp = Celery('proj')\n" + conf +
+                          "app.conf.beat_schedule = {'sync': {'task': 'proj.tasks.sync', "
+                          "'schedule': 300.0}}\n",
+        "proj/tasks.py": LIMITED.format(imports="from celery import shared_task",
+                                        decorator="@shared_task"),
+    })
+    analysis = run_analysis(root)
+    [job] = [job for job in analysis.project.jobs if job.source == "celery"]
+    assert job.runtime_bound_seconds == bound
+    assert [f.rule for f in analysis.findings] == (["JOB207"] if bound else [])
+    if bound:
+        [related] = analysis.findings[0].related
+        assert related.span.path == "proj/celery.py"
+
+
+def test_the_apps_conf_alone_makes_a_module_worth_reading(write_tree):
+    """A module that only configures the app (its beat schedule in Django's settings) is
+    read for the limit."""
+    root = write_tree({
+        "proj/__init__.py": "",
+        "proj/celery.py": "from celery import Celery\n\napp = Celery('proj')\n"
+                          "app.conf.task_time_limit = 3600\n",
+        "proj/settings.py": "CELERY_BEAT_SCHEDULE = {'sync': {'task': 'proj.tasks.sync', "
+                            "'schedule': 300.0}}\n",
+        "proj/tasks.py": LIMITED.format(imports="from celery import shared_task",
+                                        decorator="@shared_task"),
+    })
+    [job] = [job for job in run_analysis(root).project.jobs if job.source == "celery"]
+    assert job.runtime_bound_seconds == 3600

@@ -113,29 +113,42 @@ class PythonAssembly(Step):
         return (seconds, span) if seconds is not None and seconds > 0 else None
 
     def _worker_time_limit(self) -> tuple[float, Span] | None:
-        """The hard time limit Django's settings give every task of the project's Celery
-        workers (``CELERY_TASK_TIME_LIMIT``, or Celery 3's ``CELERYD_TASK_TIME_LIMIT``;
-        at the top of a settings module or in a settings class), and where: only when the
-        settings modules agree on one value."""
+        """The hard time limit every task of the project's Celery workers gets, and where:
+        from Django's settings (``CELERY_TASK_TIME_LIMIT``, or Celery 3's
+        ``CELERYD_TASK_TIME_LIMIT``; at the top of a settings module or in a settings
+        class) or the app's ``conf`` in a module read as code; only when they agree on
+        one value."""
         if self._worker_limit is None:
             index = self.tree.python
             found: dict[float, Span] = {}
             for rel, f in sorted(index.files.items()):
-                facts = index.known(rel) if is_settings_module(rel) else None
-                if facts is None:
-                    continue
-                values = [facts.bindings.get(name) for name in _WORKER_TIME_LIMITS] + [
-                    value for info in facts.classes.values() for name in _WORKER_TIME_LIMITS
-                    for value, _ in info.attrs.get(name, ())]
-                for value in values:
-                    seconds = index.semantics.number(value, Where(rel)) if value else None
-                    if seconds is not None and seconds > 0 and seconds not in found:
-                        text = self.peek(f) or ""
-                        at = _WORKER_TIME_LIMIT_LINE.search(text)
-                        found[seconds] = Span(f.display, text.count("\n", 0, at.start()) + 1
-                                              if at else 1)
+                if is_settings_module(rel):
+                    facts = index.known(rel)
+                    for value in self._settings_time_limits(facts) if facts else ():
+                        seconds = index.semantics.number(value, Where(rel))
+                        if seconds is not None and seconds > 0 and seconds not in found:
+                            text = self.peek(f) or ""
+                            at = _WORKER_TIME_LIMIT_LINE.search(text)
+                            found[seconds] = Span(f.display, text.count("\n", 0, at.start()) + 1
+                                                  if at else 1)
+                elif index.might_lock(rel):  # (a module the prefilter keeps: parsed already)
+                    facts = index.module(rel)
+                    if facts is not None and facts.worker_time_limit is not None:
+                        value, span = facts.worker_time_limit
+                        seconds = index.semantics.number(value, Where(rel))
+                        if seconds is not None and seconds > 0:
+                            found.setdefault(seconds, span)
             self._worker_limit = (next(iter(found.items())),) if len(found) == 1 else ()
         return self._worker_limit[0] if self._worker_limit else None
+
+    @staticmethod
+    def _settings_time_limits(facts) -> list:
+        """The values a settings module gives the workers' time limit: at its top level or
+        in a settings class."""
+        return [value for name in _WORKER_TIME_LIMITS
+                for value in [facts.bindings.get(name)] if value is not None] + [
+            value for info in facts.classes.values() for name in _WORKER_TIME_LIMITS
+            for value, _ in info.attrs.get(name, ())]
 
     def _django_cron_lock(self, call) -> Lock:
         """The lock ``runcrons`` takes around each job class: a cache key (the default

@@ -126,6 +126,10 @@ class ModuleFacts:
     internal_error: str | None = None
     #: jobs declared to in-process schedulers (Celery beat, APScheduler, ...)
     schedules: list = field(default_factory=list)
+    #: the hard time limit this module gives every task of a Celery app
+    #: (``app.conf.task_time_limit = ...``, ``app.conf.update(task_time_limit=...)``), and
+    #: where
+    worker_time_limit: tuple[Value, Span] | None = None
     #: claims this module lets go of when they are old: (model, the age limit compared
     #: to, the function that sweeps them) — a sweeper job's ``UPDATE … SET owner = NULL
     #: WHERE claimed_at < now - limit``

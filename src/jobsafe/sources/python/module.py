@@ -25,7 +25,7 @@ from .fixes import release_in_finally
 from .hazards_model import derive
 from .idempotency import KeyFlow, helper_origins, key_facts
 from .light import python_parse
-from .schedulers import scheduled_calls
+from .schedulers import scheduled_calls, worker_time_limit
 from .symbolize import parameters
 from .symbols import QUERY_OPTION, BinOp, Call, Either
 from .syntax import children_known, contains, is_main_guard, optional_class, parse_source, walk
@@ -159,6 +159,9 @@ class _ModuleAnalyser(UseSites):
         self._summaries(units)
         self.helpers = helper_origins(self, units)
         self.facts.schedules = scheduled_calls(self, self.order)
+        limit = worker_time_limit(self, self.order)
+        if limit is not None:
+            self.facts.worker_time_limit = (self.sym.value(limit, None), self.span(limit))
         for unit in units:
             self._analyse_unit(unit)
             self.facts.units[unit.name] = unit

@@ -47,6 +47,21 @@ def scheduled_calls(an, nodes) -> list[ScheduledCall]:
     return found
 
 
+def worker_time_limit(an, nodes) -> cst.BaseExpression | None:
+    """The expression a module sets a Celery app's ``task_time_limit`` to, through its
+    ``conf``: ``app.conf.task_time_limit = 600`` or ``app.conf.update(task_time_limit=600)``
+    (the last one written)."""
+    found = None
+    for node in nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and \
+                an.code(node.targets[0].target).endswith("conf.task_time_limit"):
+            found = node.value
+        elif type(node) is cst.Call and isinstance(node.func, cst.Attribute) and \
+                node.func.attr.value == "update" and an.code(node.func.value).endswith("conf"):
+            found = argument(node, "task_time_limit", None) or found
+    return found
+
+
 def _beat_entries(an, value: cst.Dict) -> bool:
     """A dict of Celery beat entries: some value is a dict with "task" and "schedule"."""
     return any(isinstance(e, cst.DictElement) and isinstance(e.value, cst.Dict) and

@@ -57,6 +57,8 @@ SCHEDULERS = (r"(?i)beat_schedule", "CELERYBEAT", "add_job", "scheduled_job",
               # a scheduler made in another module, started here (its kind is the
               # tree's to tell): ``from .extensions import scheduler; scheduler.start()``
               r"sched\w*\.start\(",
+              # a Celery app's hard time limit for its tasks (their jobs' runtime bound)
+              "task_time_limit",
               # Celery beat entries in a dict of any name: {"x": {"task": …, "schedule": …}}
               (r"[\"']task[\"']\s*:", r"[\"']schedule[\"']\s*:"))
 
