@@ -98,6 +98,39 @@ def test_dockerfile_crontab_lines_and_copies():
 
 
 
+@pytest.mark.parametrize("build, source", [
+    # wger's demo image: the folder is a build argument's default
+    ("ARG DOCKER_DIR=./extras/docker/demo\nCOPY ${DOCKER_DIR}/crontab /etc/cron.d/app",
+     "./extras/docker/demo/crontab"),
+    ("ENV CRON_DIR docker/cron\nCOPY $CRON_DIR/app /etc/cron.d/app", "docker/cron/app"),
+    ("ENV BASE=docker APP=cron\nCOPY ${BASE}/${APP}/app ${DEST:-/etc/cron.d/app}",
+     "docker/cron/app"),
+    # a global ARG is known in a stage only when the stage declares it again
+    ("ARG D=docker\nFROM debian\nARG D\nCOPY ${D}/app /etc/cron.d/app", "docker/app"),
+    ("ARG D=docker\nFROM debian\nCOPY ${D}/app /etc/cron.d/app", "${D}/app"),
+    # no default: left as written (the build decides)
+    ("ARG D\nCOPY ${D}/app /etc/cron.d/app", "${D}/app"),
+])
+def test_a_copys_build_variables_are_expanded(build, source):
+    text = build if build.startswith("ARG D=docker") else "FROM debian\n" + build
+    result = parse_dockerfile("Dockerfile", text + "\n")
+    assert [(c.sources, c.dest) for c in result.copies] == [([source], "/etc/cron.d/app")]
+
+
+def test_a_cron_d_file_copied_through_a_build_argument_has_its_user_field(write_tree):
+    """Read as a user crontab, the user field ``wger`` became the command (a console
+    script of the same name), and the fix put ``flock`` in the user's place."""
+    root = write_tree({
+        "extras/docker/demo/Dockerfile": "FROM python:3.12\nARG DOCKER_DIR=./extras/docker/demo\n"
+                                         "RUN apt-get install -y cron\n"
+                                         "COPY ${DOCKER_DIR}/crontab /etc/cron.d/wger\n"
+                                         "CMD [\"cron\", \"-f\"]\n",
+        "extras/docker/demo/crontab": "@daily     wger /home/wger/venvwrapper clearsessions\n",
+    })
+    [job] = run_analysis(root).project.jobs
+    assert (job.user, job.command) == ("wger", "/home/wger/venvwrapper clearsessions")
+
+
 def test_apscheduler_cron_fields_below_the_last_given_take_their_minimum(write_tree):
     root = write_tree({"clock.py": "\n".join([
         "from apscheduler.schedulers.blocking import BlockingScheduler",

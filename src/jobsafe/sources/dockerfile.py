@@ -214,7 +214,11 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
     copies: list[tuple[CopyHint, str]] = []  # (the copy, the WORKDIR it is made in)
     instructions = []
     workdir = "/"
+    variables = _BuildVariables()
     for line, column, instruction, args in _instructions(text):
+        variables.read(instruction, args)
+        if instruction in ("WORKDIR", "COPY", "ADD"):  # (the shell expands RUN's itself)
+            args = variables.expand(args)
         if instruction == "WORKDIR" and args.strip():
             target = args.strip().strip("'\"")
             workdir = target if target.startswith("/") else workdir.rstrip("/") + "/" + target
@@ -277,6 +281,55 @@ def parse_dockerfile(path: str, text: str, runners: tuple[str, ...] = (),
             result.copies.append(CopyHint(hint.line, hint.column, installed, hint.dest,
                                           cronie=cronie))
     return result
+
+
+_REFERENCE = re.compile(r"\$\{(\w+)(?::([-+])([^}]*))?\}|\$(\w+)")
+_ASSIGNMENT = re.compile(r"""(\w+)=("[^"]*"|'[^']*'|\S*)""")
+
+
+class _BuildVariables:
+    """The values ``ARG`` defaults and ``ENV`` give while a Dockerfile is read, and what
+    they make of ``${NAME}`` in the instructions Docker expands them in (``COPY
+    ${DOCKER_DIR}/crontab /etc/cron.d/app``). A build argument is taken at its default
+    (``--build-arg`` may change it); a name with no known value is left as written."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+        self.global_args: dict[str, str] = {}  # ARGs before the first FROM
+        self.staged = False
+
+    def read(self, instruction: str, args: str) -> None:
+        if instruction == "FROM":
+            self.staged, self.values = True, {}  # a stage starts with none of them
+        elif instruction == "ARG":
+            for word in args.split():
+                name, _, value = word.partition("=")
+                known = self.expand(value.strip("'\"")) if "=" in word else \
+                    self.global_args.get(name) if self.staged else None
+                target = self.values if self.staged else self.global_args
+                if known is None:
+                    target.pop(name, None)
+                else:
+                    target[name] = known
+        elif instruction == "ENV":
+            pairs = _ASSIGNMENT.findall(args)
+            if not pairs and len(args.split(None, 1)) == 2:  # ENV NAME value (legacy)
+                name, value = args.split(None, 1)
+                pairs = [(name, value.strip())]
+            for name, value in pairs:
+                self.values[name] = self.expand(value.strip("'\""))
+
+    def expand(self, text: str) -> str:
+        def value(m: re.Match) -> str:
+            name = m.group(1) or m.group(4)
+            known = self.values.get(name)
+            if m.group(2) == "-":
+                return known if known else m.group(3)
+            if m.group(2) == "+":
+                return m.group(3) if known else ""
+            return known if known is not None else m.group(0)
+
+        return _REFERENCE.sub(value, text) if "$" in text else text
 
 
 def _copied_as(hint: CopyHint, workdir: str, source: str, file: str,
