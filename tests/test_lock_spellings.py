@@ -502,6 +502,39 @@ def test_a_key_no_run_deletes_outlasting_the_interval_keeps_every_run_out(write_
     assert "nothing deletes it, so every run blocks the next 5 runs" in finding.message
 
 
+# -- a try-lock's flag handed through a wrapper's **kwargs (AWX's advisory_lock)
+
+PGLOCK_WRAPPER = '''from contextlib import contextmanager
+
+from django_pglocks import advisory_lock as django_pglocks_advisory_lock
+
+
+@contextmanager
+def advisory_lock(*args, lock_session_timeout_milliseconds=0, **kwargs):
+    with django_pglocks_advisory_lock(*args, **kwargs) as internal_lock:
+        yield internal_lock
+'''
+
+
+@pytest.mark.parametrize("given, rules", [
+    ("wait=False", []),  # tries once and yields the answer, which the job tests
+    ("wait=True", ["JOB102"]),
+    ("lock_session_timeout_milliseconds=500", ["JOB102"]),  # django-pglocks waits by default
+])
+def test_a_try_lock_flag_handed_on_through_kwargs(write_tree, given, rules):
+    root = write_tree({
+        "app/__init__.py": "", "app/pglock.py": PGLOCK_WRAPPER,
+        "app/celery.py": "from celery import Celery\n\napp = Celery('app')\n"
+                         "app.conf.beat_schedule = {'sync': {'task': 'app.tasks.sync', "
+                         "'schedule': 900.0}}\n",
+        "app/tasks.py": "from celery import shared_task\n\nfrom app.pglock import advisory_lock\n"
+                        "\n\n@shared_task\ndef sync():\n"
+                        f"    with advisory_lock('sync', {given}) as acquired:\n"
+                        "        if acquired is False:\n            return\n"
+                        "        print('syncing')\n"})
+    assert [f.rule for f in run_analysis(root).findings] == rules
+
+
 # -- a source folder the build installs under the project's name (autotools' lib/ as the
 # package) is imported by that name
 

@@ -1236,6 +1236,9 @@ class Semantics:
         api = apis.object_lock_api(symbols.api)
         if api is None:
             return lock
+        # a wrapper passing its **kwargs on: the keywords this use gave it (AWX's
+        # advisory_lock(name, wait=False) around django-pglocks')
+        written, call = call, self._kwargs_given(call, at)
         changes: dict[str, Any] = {}
         if api.ttl_arg or api.ttl_pos is not None:
             value = call.arg(api.ttl_arg, api.ttl_pos)
@@ -1254,7 +1257,9 @@ class Semantics:
                                try_lock=not blocking and (lock.release != "with" or
                                                           api.yields_acquired))
         flag = call.arg(api.blocking_arg, None) if api.blocking_arg else None
-        if flag is not None and not isinstance(flag, Const):  # blocking=wait, a parameter
+        if flag is not None and (not isinstance(flag, Const) or
+                                 written.arg(api.blocking_arg, None) is None):
+            # blocking=wait, a parameter; or wait=False handed on through **kwargs
             value = self.constant(flag, at)
             if value is not None and not value.value:
                 changes.update(blocking=False, wait_seconds=None, try_lock=True
