@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from functools import partial
+from functools import cached_property, partial
 
 from ..model import Entry, Job, Lock, NeverRuns, ParseError, Schedule, Span, Target
 from ..paths import is_test_path
@@ -11,6 +11,7 @@ from ..schedule import DAYS_AND_DIALECTS, cron_schedule_or_never
 from ..sources.python.django_settings import is_settings_module
 from ..sources.python.index import entry_code, resolve_function, task_function
 from ..sources.python.semantics import Where
+from ..sources.python.symbols import Value
 from ..timespec import ScheduleError
 from .context import Step
 
@@ -38,8 +39,6 @@ class PythonAssembly(Step):
     APScheduler, Huey, django-crontab, django-cron)."""
 
     _cron_settings: dict[str, tuple[str, Span]] | None = None
-    #: the workers' own time limit, once looked for (empty: none, or no one value)
-    _worker_limit: tuple[tuple[float, Span], ...] | None = None
 
     def run(self) -> None:
         python = self.tree.python
@@ -86,7 +85,7 @@ class PythonAssembly(Step):
             if call.source == "celery":
                 bound = self._task_time_limit(module_rel, function)
         if call.source == "celery" and bound is None:
-            bound = self._worker_time_limit()
+            bound = self._worker_time_limit
         identity = f"{entry.path}::{entry.function}" if entry else call.target
         target = Target((call.target,), call.span, True, entry, identity)
         text = " ".join((call.text or call.target).split())
@@ -112,37 +111,40 @@ class PythonAssembly(Step):
         seconds = index.semantics.number(value, Where(rel, function))
         return (seconds, span) if seconds is not None and seconds > 0 else None
 
+    @cached_property
     def _worker_time_limit(self) -> tuple[float, Span] | None:
         """The hard time limit every task of the project's Celery workers gets, and where:
         from Django's settings (``CELERY_TASK_TIME_LIMIT``, or Celery 3's
         ``CELERYD_TASK_TIME_LIMIT``; at the top of a settings module or in a settings
         class) or the app's ``conf`` in a module read as code; only when they agree on
         one value."""
-        if self._worker_limit is None:
-            index = self.tree.python
-            found: dict[float, Span] = {}
-            for rel, f in sorted(index.files.items()):
-                if is_settings_module(rel):
-                    facts = index.known(rel)
-                    for value in self._settings_time_limits(facts) if facts else ():
-                        seconds = index.semantics.number(value, Where(rel))
-                        if seconds is not None and seconds > 0 and seconds not in found:
-                            text = self.peek(f) or ""
-                            at = _WORKER_TIME_LIMIT_LINE.search(text)
-                            found[seconds] = Span(f.display, text.count("\n", 0, at.start()) + 1
-                                                  if at else 1)
-                elif index.might_lock(rel):  # (a module the prefilter keeps: parsed already)
-                    facts = index.module(rel)
-                    if facts is not None and facts.worker_time_limit is not None:
-                        value, span = facts.worker_time_limit
-                        seconds = index.semantics.number(value, Where(rel))
-                        if seconds is not None and seconds > 0:
-                            found.setdefault(seconds, span)
-            self._worker_limit = (next(iter(found.items())),) if len(found) == 1 else ()
-        return self._worker_limit[0] if self._worker_limit else None
+        index = self.tree.python
+        found: dict[float, Span] = {}
+        for rel, f in sorted(index.files.items()):
+            written: list[tuple[Value, Span | None]] = []
+            if is_settings_module(rel):
+                facts = index.known(rel)
+                written = [(value, None) for value in self._settings_time_limits(facts)] \
+                    if facts is not None else []
+            elif index.might_lock(rel):  # (a module the prefilter keeps: parsed already)
+                facts = index.module(rel)
+                if facts is not None and facts.worker_time_limit is not None:
+                    written = [facts.worker_time_limit]
+            for value, span in written:
+                seconds = index.semantics.number(value, Where(rel))
+                if seconds is not None and seconds > 0 and seconds not in found:
+                    found[seconds] = span or self._setting_line(f)
+        return next(iter(found.items())) if len(found) == 1 else None
+
+    def _setting_line(self, f) -> Span:
+        """Where a settings module sets the workers' time limit (its values carry no
+        position of their own)."""
+        text = self.peek(f) or ""
+        at = _WORKER_TIME_LIMIT_LINE.search(text)
+        return Span(f.display, text.count("\n", 0, at.start()) + 1 if at else 1)
 
     @staticmethod
-    def _settings_time_limits(facts) -> list:
+    def _settings_time_limits(facts) -> list[Value]:
         """The values a settings module gives the workers' time limit: at its top level or
         in a settings class."""
         return [value for name in _WORKER_TIME_LIMITS

@@ -159,7 +159,9 @@ class _ModuleAnalyser(UseSites):
         self._summaries(units)
         self.helpers = helper_origins(self, units)
         self.facts.schedules = scheduled_calls(self, self.order)
-        limit = worker_time_limit(self, self.order)
+        # (the word the prefilter keeps such a module for: most modules have none)
+        limit = worker_time_limit(self, self.order) if "task_time_limit" in self.module_text \
+            else None
         if limit is not None:
             self.facts.worker_time_limit = (self.sym.value(limit, None), self.span(limit))
         for unit in units:
